@@ -1,0 +1,66 @@
+"""``memtui check FIELD [--json]``: run the deterministic checks."""
+
+from __future__ import annotations
+
+import argparse
+
+from rich.table import Table
+from rich.text import Text
+
+from memtui.cli.output import cell, console, print_json
+from memtui.field.checks import ERROR, RULES, run_checks, summarise
+from memtui.field.field import open_field
+
+SEVERITY_STYLE = {"error": "bold red", "warning": "yellow", "info": "dim"}
+SEVERITY_GLYPH = {"error": "✖ error", "warning": "▲ warning", "info": "· info"}
+
+
+def register(sub: argparse._SubParsersAction) -> list[str]:
+    parser = sub.add_parser("check", help="report problems in a memory folder")
+    parser.add_argument("field", help="memory folder or .memoryfield.zip")
+    parser.add_argument("--json", action="store_true", help="print findings as JSON")
+    parser.add_argument("--rules", action="store_true", help="list every rule and exit")
+    parser.set_defaults(handler=run)
+    return ["check"]
+
+
+def run(args: argparse.Namespace) -> int:
+    if args.rules:
+        table = Table("rule", "severity", "what it means")
+        for rule in RULES.values():
+            table.add_row(rule.id, Text(rule.severity, style=SEVERITY_STYLE[rule.severity]), rule.explanation)
+        console().print(table)
+        return 0
+    field = open_field(args.field)
+    findings = run_checks(field)
+    summary = summarise(findings, len(field))
+    if args.json:
+        print_json({"findings": [f.to_json() for f in findings], "summary": summary})
+    else:
+        out = console()
+        if findings:
+            table = Table(title=f"memtui check: {len(field)} pages", title_justify="left")
+            table.add_column("severity", no_wrap=True)
+            table.add_column("rule", no_wrap=True)
+            table.add_column("path", overflow="fold")
+            table.add_column("line", justify="right")
+            table.add_column("message", overflow="fold")
+            for finding in findings:
+                table.add_row(
+                    Text(SEVERITY_GLYPH[finding.severity], style=SEVERITY_STYLE[finding.severity]),
+                    finding.rule,
+                    cell(finding.path),
+                    str(finding.line or ""),
+                    cell(finding.message),
+                )
+            out.print(table)
+        out.print(
+            Text(
+                f"{summary['pages']} pages, {summary['errors']} errors, {summary['warnings']} warnings, "
+                f"{summary['info']} notes"
+            )
+        )
+    return 1 if summary["errors"] else 0
+
+
+__all__ = ["register", "run", "ERROR"]

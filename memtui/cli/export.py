@@ -1,0 +1,29 @@
+"""``memtui export FIELD OUT.memoryfield.zip``."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from rich.text import Text
+
+from memtui.cli.output import console
+from memtui.field.archive import export_field
+from memtui.field.errors import FieldNotFoundError
+
+
+def register(sub: argparse._SubParsersAction) -> list[str]:
+    parser = sub.add_parser("export", help="write a field to a .memoryfield.zip")
+    parser.add_argument("field", help="memory folder")
+    parser.add_argument("out", help="output file, ending in .memoryfield.zip")
+    parser.set_defaults(handler=run)
+    return ["export"]
+
+
+def run(args: argparse.Namespace) -> int:
+    root = Path(args.field)
+    if not root.is_dir():
+        raise FieldNotFoundError(f"not a folder: {root}", "give the memory folder to export")
+    count = export_field(root, Path(args.out))
+    console().print(Text(f"wrote {count} files to {args.out}"))
+    return 0

@@ -1,0 +1,47 @@
+"""Printing for the CLI: page text is always shown as plain, inert text."""
+
+from __future__ import annotations
+
+import json
+import sys
+from typing import Any
+
+from rich.console import Console
+from rich.text import Text
+
+from memtui.field.textsafety import one_line, visible
+
+_console: Console | None = None
+_error_console: Console | None = None
+
+
+def console() -> Console:
+    global _console
+    if _console is None:
+        _console = Console(highlight=False, soft_wrap=False)
+    return _console
+
+
+def error_console() -> Console:
+    global _error_console
+    if _error_console is None:
+        _error_console = Console(stderr=True, highlight=False)
+    return _error_console
+
+
+def cell(value: Any, *, limit: int | None = None, style: str = "") -> Text:
+    """A table cell from untrusted text: never markup, never control sequences."""
+    if value is None:
+        return Text("")
+    return Text(one_line(str(value), limit), style=style)
+
+
+def block(value: str, style: str = "") -> Text:
+    return Text(visible(value), style=style)
+
+
+def print_json(data: Any) -> None:
+    sys.stdout.write(json.dumps(data, indent=2, ensure_ascii=True, default=str))
+    sys.stdout.write("\n")
+    sys.stdout.flush()
+

@@ -1,0 +1,289 @@
+"""The body of a page, line by line: source tags, history lines, links, citations.
+
+Recognised in each line:
+- source tags ``[stated]`` ``[observed]`` ``[inferred]`` ``[suggested]``;
+- inline supersede history: ``- ~~Key: old value [tag] (source DATE)~~ superseded DATE``;
+- ``[[wikilinks]]`` (``[[target]]``, ``[[target|label]]``, ``[[target#section]]``);
+- ``[cite:N]`` evidence citations (also ``[cite:1,3]``);
+- Markdown links ``[text](target)``, whose real target must be shown before opening;
+- headings, and a numbered list under a ``Sources``/``References`` heading.
+Fenced code blocks are data: nothing inside them is a claim, tag or link.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+SOURCE_TAGS = ("stated", "observed", "inferred", "suggested")
+TAG_RE = re.compile(r"\[(stated|observed|inferred|suggested)\]", re.IGNORECASE)
+WIKILINK_RE = re.compile(r"\[\[([^\[\]\|#\n]+)(?:#([^\[\]\|\n]*))?(?:\|([^\[\]\n]+))?\]\]")
+CITE_RE = re.compile(r"\[cite:\s*(\d+(?:\s*,\s*\d+)*)\]", re.IGNORECASE)
+MD_LINK_RE = re.compile(r'(?<!!)\[([^\[\]\n]+)\]\(([^()\s]+)(?:\s+"[^"\n]*")?\)')
+HEADING_RE = re.compile(r"^(#{1,6})[ \t]+(.+?)[ \t#]*$")
+FENCE_RE = re.compile(r"^[ \t]{0,3}(```+|~~~+)")
+STRUCK_RE = re.compile(
+    r"^(?P<indent>[ \t]*)(?:[-*+][ \t]+|\d+[.)][ \t]+)?~~(?P<inner>.+?)~~"
+    r"(?P<after>.*)$"
+)
+SUPERSEDED_RE = re.compile(r"superseded\s*(?:on\s*)?:?\s*(\d{4}-\d{2}-\d{2})", re.IGNORECASE)
+DATE_RE = re.compile(r"\b(\d{4}-\d{2}-\d{2})\b")
+LIST_MARKER_RE = re.compile(r"^[ \t]*(?:[-*+]|\d+[.)])[ \t]+")
+NUMBERED_SOURCE_RE = re.compile(r"^[ \t]*(?:(\d+)[.)]|\[(\d+)\]:?)[ \t]+(.+?)[ \t]*$")
+KEY_VALUE_RE = re.compile(r"^(?P<key>[^:\[\]()`*_~]{1,60}?):[ \t]+(?P<value>.+)$")
+PAREN_SOURCE_RE = re.compile(r"\(([^()]*)\)\s*$")
+HR_RE = re.compile(r"^[ \t]*([-*_])([ \t]*\1){2,}[ \t]*$")
+TABLE_SEP_RE = re.compile(r"^[ \t]*\|?[ \t]*:?-{2,}")
+
+SOURCE_HEADINGS = {"sources", "references", "evidence", "citations", "refs"}
+NON_CLAIM_HEADINGS = SOURCE_HEADINGS | {"see also", "related", "links", "backlinks", "index"}
+
+
+@dataclass(slots=True)
+class WikiLink:
+    target: str
+    label: str | None
+    section: str | None
+    line: int
+    column: int  # 1-based
+
+
+@dataclass(slots=True)
+class Citation:
+    number: int
+    line: int
+    column: int
+
+
+@dataclass(slots=True)
+class MarkdownLink:
+    text: str
+    target: str
+    line: int
+    column: int
+
+
+@dataclass(slots=True)
+class Claim:
+    """A ``Key: value [tag] (source DATE)`` line, struck through or live."""
+
+    line: int
+    key: str | None
+    value: str
+    tag: str | None
+    source: str | None  # the parenthesised provenance, e.g. "kickoff 2026-01-14"
+    source_date: str | None
+    struck: bool
+    superseded_on: str | None  # the date after "superseded"
+
+
+@dataclass(slots=True)
+class BodyLine:
+    number: int  # 1-based line number in the file
+    text: str  # without the line ending
+    kind: str  # blank | heading | claim | struck | code | fence | quote | table | rule | note
+    tags: list[str] = field(default_factory=list)
+    heading_level: int = 0
+    section: str = ""  # the nearest heading above, lower-cased
+
+
+@dataclass(slots=True)
+class Body:
+    lines: list[BodyLine] = field(default_factory=list)
+    links: list[WikiLink] = field(default_factory=list)
+    citations: list[Citation] = field(default_factory=list)
+    markdown_links: list[MarkdownLink] = field(default_factory=list)
+    claims: list[Claim] = field(default_factory=list)
+    headings: list[tuple[int, int, str]] = field(default_factory=list)  # (line, level, text)
+    numbered_sources: list[str] = field(default_factory=list)
+    tag_counts: dict[str, int] = field(default_factory=dict)
+    untagged_claim_lines: list[int] = field(default_factory=list)
+
+    @property
+    def claim_line_count(self) -> int:
+        return sum(1 for line in self.lines if line.kind in ("claim", "struck"))
+
+
+def _strip_marker(text: str) -> str:
+    return LIST_MARKER_RE.sub("", text, count=1).strip()
+
+
+def parse_claim(text: str, *, line: int, struck: bool, superseded_on: str | None) -> Claim:
+    """Split ``Key: value [tag] (source DATE)`` into its parts (all optional)."""
+    rest = text.strip()
+    source = None
+    paren = PAREN_SOURCE_RE.search(rest)
+    if paren:
+        source = paren.group(1).strip() or None
+        rest = rest[: paren.start()].rstrip()
+    tag_match = None
+    for tag_match in TAG_RE.finditer(rest):
+        pass
+    tag = tag_match.group(1).lower() if tag_match else None
+    if tag_match:
+        rest = (rest[: tag_match.start()] + rest[tag_match.end() :]).strip()
+    key = None
+    kv = KEY_VALUE_RE.match(rest)
+    if kv and len(kv.group("key").split()) <= 6:
+        key = kv.group("key").strip()
+        rest = kv.group("value").strip()
+    source_date = None
+    if source:
+        dates = DATE_RE.findall(source)
+        source_date = dates[-1] if dates else None
+    return Claim(line, key, rest, tag, source, source_date, struck, superseded_on)
+
+
+def _is_claim_text(text: str, section: str) -> bool:
+    """Does this (non-heading, non-code) line assert something?"""
+    if section in NON_CLAIM_HEADINGS:
+        return False
+    content = _strip_marker(text)
+    if not content or content.endswith(":"):
+        return False
+    # A line that is only links ("[[a]], [[b]]") is navigation, not a claim.
+    without_links = WIKILINK_RE.sub("", MD_LINK_RE.sub("", content))
+    words = re.findall(r"\w+", without_links)
+    if len(words) < 3:
+        return False
+    if content.startswith(("<!--", "![", "|")):
+        return False
+    return True
+
+
+def parse_body(text: str, first_line: int = 1) -> Body:
+    """Parse body text; ``first_line`` is the file line number of its first line."""
+    body = Body()
+    counts = dict.fromkeys(SOURCE_TAGS, 0)
+    in_fence = ""
+    section = ""
+    raw_lines = text.split("\n")
+    if raw_lines and raw_lines[-1] == "":
+        raw_lines.pop()
+    for offset, raw in enumerate(raw_lines):
+        number = first_line + offset
+        line_text = raw[:-1] if raw.endswith("\r") else raw
+        fence = FENCE_RE.match(line_text)
+        if in_fence:
+            if fence and fence.group(1)[0] == in_fence[0] and len(fence.group(1)) >= len(in_fence):
+                in_fence = ""
+                body.lines.append(BodyLine(number, line_text, "fence", section=section))
+            else:
+                body.lines.append(BodyLine(number, line_text, "code", section=section))
+            continue
+        if fence:
+            in_fence = fence.group(1)
+            body.lines.append(BodyLine(number, line_text, "fence", section=section))
+            continue
+        stripped = line_text.strip()
+        if not stripped:
+            body.lines.append(BodyLine(number, line_text, "blank", section=section))
+            continue
+        heading = HEADING_RE.match(line_text)
+        if heading:
+            level = len(heading.group(1))
+            title = heading.group(2).strip()
+            section = re.sub(r"[^\w ]+", "", title).strip().lower()
+            body.headings.append((number, level, title))
+            entry = BodyLine(number, line_text, "heading", heading_level=level, section=section)
+            body.lines.append(entry)
+            _collect_refs(body, line_text, number)
+            continue
+        tags = [t.lower() for t in TAG_RE.findall(line_text)]
+        for tag in tags:
+            counts[tag] += 1
+        _collect_refs(body, line_text, number)
+        if section in SOURCE_HEADINGS:
+            numbered = NUMBERED_SOURCE_RE.match(line_text)
+            if numbered:
+                body.numbered_sources.append(numbered.group(3))
+        if HR_RE.match(line_text):
+            kind = "rule"
+        elif stripped.startswith(">"):
+            kind = "quote"
+        elif stripped.startswith("|") or TABLE_SEP_RE.match(line_text) and "|" in line_text:
+            kind = "table"
+        else:
+            struck = STRUCK_RE.match(line_text)
+            if struck:
+                kind = "struck"
+                after = struck.group("after")
+                date = SUPERSEDED_RE.search(after)
+                body.claims.append(
+                    parse_claim(
+                        struck.group("inner"),
+                        line=number,
+                        struck=True,
+                        superseded_on=date.group(1) if date else None,
+                    )
+                )
+            elif _is_claim_text(line_text, section):
+                kind = "claim"
+                claim = parse_claim(_strip_marker(line_text), line=number, struck=False, superseded_on=None)
+                body.claims.append(claim)
+                if not tags:
+                    body.untagged_claim_lines.append(number)
+            else:
+                kind = "note"
+        body.lines.append(BodyLine(number, line_text, kind, tags=tags, section=section))
+    body.tag_counts = counts
+    return body
+
+
+def _collect_refs(body: Body, line_text: str, number: int) -> None:
+    if "[[" in line_text:
+        for match in WIKILINK_RE.finditer(line_text):
+            body.links.append(
+                WikiLink(
+                    match.group(1).strip(),
+                    (match.group(3) or "").strip() or None,
+                    (match.group(2) or "").strip() or None,
+                    number,
+                    match.start() + 1,
+                )
+            )
+    if "[cite" in line_text.lower():
+        for match in CITE_RE.finditer(line_text):
+            for part in match.group(1).split(","):
+                body.citations.append(Citation(int(part), number, match.start() + 1))
+    if "](" in line_text:
+        for match in MD_LINK_RE.finditer(line_text):
+            body.markdown_links.append(
+                MarkdownLink(match.group(1), match.group(2), number, match.start() + 1)
+            )
+
+
+def inline_chains(claims: list[Claim]) -> list[list[Claim]]:
+    """Group struck-through history lines with the live line that replaced them.
+
+    Lines are grouped by their key (``Public API: ...``, compared case-insensitively);
+    struck lines without a key join the next live line below them. Only groups with
+    at least one struck line are history.
+    """
+    by_key: dict[str, list[Claim]] = {}
+    order: list[str] = []
+    pending: list[Claim] = []
+    for claim in claims:
+        if claim.key:
+            key = claim.key.casefold()
+            if key not in by_key:
+                by_key[key] = []
+                order.append(key)
+            by_key[key].append(claim)
+        elif claim.struck:
+            pending.append(claim)
+        elif pending:
+            key = f"#line{claim.line}"
+            by_key[key] = pending + [claim]
+            order.append(key)
+            pending = []
+    if pending:
+        key = f"#line{pending[0].line}"
+        by_key[key] = pending
+        order.append(key)
+    chains = []
+    for key in order:
+        group = by_key[key]
+        if any(c.struck for c in group):
+            chains.append(group)
+    return chains

@@ -1,0 +1,363 @@
+"""Deterministic checks over a field: each rule has a stable id, a severity and a reason.
+
+``run_checks(field)`` returns every finding, sorted by path and line. The same
+rules run on a single page for the page view (``check_page``) and on a field as
+it would be after a proposal is applied (the review screens build such a field).
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+from collections import Counter
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from memtui.field import trust as trust_mod
+from memtui.field.page import KINDS, ORIGINS
+
+if TYPE_CHECKING:
+    from memtui.field.field import Field
+    from memtui.field.page import PageInfo
+
+ERROR = "error"
+WARNING = "warning"
+INFO = "info"
+SEVERITY_ORDER = {ERROR: 0, WARNING: 1, INFO: 2}
+
+PAGE_SOFT_LIMIT = 8000
+MEMORY_CAP = 15000
+LESSON_MIN_WEIGHT = 3.0
+LESSON_MIN_SESSIONS = 2
+LESSON_HALF_LIFE_DAYS = 30
+MAX_LINE_FINDINGS_PER_RULE = 20
+
+
+@dataclass(frozen=True, slots=True)
+class Rule:
+    id: str
+    severity: str
+    explanation: str
+
+
+_RULES = [
+    Rule("yaml-invalid", ERROR, "frontmatter YAML does not parse"),
+    Rule("frontmatter-unclosed", ERROR, "frontmatter opened with --- is never closed"),
+    Rule("frontmatter-not-mapping", ERROR, "frontmatter is not a mapping of keys to values"),
+    Rule("frontmatter-too-large", ERROR, "frontmatter over 64 KB is not parsed"),
+    Rule("yaml-alias", ERROR, "YAML aliases are refused (alias bombs)"),
+    Rule("kind-unknown", WARNING, "kind is not episodic, semantic, procedural or preference"),
+    Rule("origin-unknown", WARNING, "origin is not agent, user, job or external"),
+    Rule("confidence-range", ERROR, "confidence must be a number from 0 to 1"),
+    Rule("date-invalid", WARNING, "a date field does not parse, or valid_to is before valid_from"),
+    Rule("page-size", WARNING, f"page over the {PAGE_SOFT_LIMIT:,}-byte soft limit: split it"),
+    Rule("untagged-claim", WARNING, "claim line in a fact page without a source tag"),
+    Rule("link-broken", WARNING, "[[wikilink]] to a page that does not exist"),
+    Rule("cite-broken", ERROR, "[cite:N] with no N-th source"),
+    Rule("cite-source-missing", WARNING, "a cited source path inside the field does not exist"),
+    Rule("supersedes-broken", ERROR, "supersedes names a page that does not exist"),
+    Rule("supersedes-self", ERROR, "a page supersedes itself"),
+    Rule("supersede-cycle", ERROR, "pages supersede each other in a cycle"),
+    Rule("superseded-twice", WARNING, "one version is superseded by two different pages"),
+    Rule("contradiction", WARNING, "two current pages on the same subject and kind, neither supersedes the other"),
+    Rule("memory-too-long", ERROR, f"MEMORY.md over {MEMORY_CAP:,} characters"),
+    Rule("memory-missing-target", ERROR, "MEMORY.md points at a page that does not exist"),
+    Rule("memory-untrusted-target", ERROR, "MEMORY.md points at a quarantined or unreviewed page"),
+    Rule("generated-no-sources", ERROR, "generated: true page with no sources (never the only copy)"),
+    Rule("lesson-ungated", ERROR, "[inferred] lesson marked established without 3 signals from 2 sessions"),
+    Rule("lesson-unrecorded", WARNING, "[inferred] lesson marked established without recorded signals"),
+    Rule("utf8-invalid", ERROR, "bytes that are not valid UTF-8"),
+    Rule("control-chars", ERROR, "terminal control characters (ESC, C0/C1) in page text"),
+    Rule("bidi-override", ERROR, "bidirectional override characters can disguise text"),
+    Rule("zero-width", WARNING, "zero-width characters can hide text"),
+    Rule("binary-file", ERROR, "binary content in a .md file"),
+    Rule("page-too-large", ERROR, "file too large to parse"),
+    Rule("empty-page", WARNING, "empty file"),
+    Rule("page-unreadable", ERROR, "the file cannot be read"),
+    Rule("folder-unreadable", ERROR, "a folder cannot be listed"),
+    Rule("symlink-outside", WARNING, "symlink leaving the field (not followed)"),
+    Rule("symlink-skipped", INFO, "symlinked page (not followed)"),
+    Rule("page-vanished", INFO, "page deleted while it was being read"),
+]
+RULES: dict[str, Rule] = {rule.id: rule for rule in _RULES}
+_HAZARD_RULE = {"control": "control-chars", "bidi": "bidi-override", "zero-width": "zero-width"}
+
+
+@dataclass(frozen=True, slots=True)
+class Finding:
+    rule: str
+    severity: str
+    path: str
+    line: int | None
+    message: str
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "rule": self.rule,
+            "severity": self.severity,
+            "path": self.path,
+            "line": self.line,
+            "message": self.message,
+        }
+
+
+def _finding(rule: str, path: str, line: int | None, message: str) -> Finding:
+    return Finding(rule, RULES[rule].severity, path, line, message)
+
+
+def _as_date(value: Any) -> _dt.date | None:
+    if not isinstance(value, str):
+        return None
+    try:
+        return _dt.date.fromisoformat(value.strip()[:10])
+    except ValueError:
+        return None
+
+
+def _capped(findings: list[Finding], rule: str, path: str) -> list[Finding]:
+    if len(findings) <= MAX_LINE_FINDINGS_PER_RULE:
+        return findings
+    rest = len(findings) - MAX_LINE_FINDINGS_PER_RULE
+    kept = findings[:MAX_LINE_FINDINGS_PER_RULE]
+    kept.append(_finding(rule, path, None, f"... and {rest} more like this"))
+    return kept
+
+
+# --------------------------------------------------------------------------- per page
+
+
+def check_page_local(info: PageInfo) -> list[Finding]:
+    """Rules that need only the page itself."""
+    out: list[Finding] = []
+    path = info.path
+    for rule, line, message in info.problems:
+        out.append(_finding(rule if rule in RULES else "page-unreadable", path, line, message))
+    hazard_findings: dict[str, list[Finding]] = {}
+    for line, column, kind, label in info.hazards:
+        rule = _HAZARD_RULE.get(kind)
+        if rule is None:
+            continue
+        hazard_findings.setdefault(rule, []).append(
+            _finding(rule, path, line, f"{label} at column {column}")
+        )
+    for rule, items in hazard_findings.items():
+        out.extend(_capped(items, rule, path))
+    if info.size > PAGE_SOFT_LIMIT and info.parsed:
+        out.append(_finding("page-size", path, None, f"{info.size:,} bytes (soft limit {PAGE_SOFT_LIMIT:,})"))
+    meta = info.meta
+    lines = info.key_lines
+    kind = meta.get("kind")
+    if kind is not None and (not isinstance(kind, str) or kind.strip().lower() not in KINDS):
+        out.append(_finding("kind-unknown", path, lines.get("kind"), f"unknown kind {kind!r}; expected one of {', '.join(KINDS)}"))
+    origin = meta.get("origin")
+    if origin is not None and (not isinstance(origin, str) or origin.strip().lower() not in ORIGINS):
+        out.append(_finding("origin-unknown", path, lines.get("origin"), f"unknown origin {origin!r}"))
+    if "confidence" in meta:
+        value = meta["confidence"]
+        ok = isinstance(value, (int, float)) and not isinstance(value, bool) and 0 <= value <= 1
+        if not ok:
+            out.append(_finding("confidence-range", path, lines.get("confidence"), f"confidence is {value!r}; must be 0..1"))
+    for key in ("valid_from", "valid_to", "created", "updated", "reviewed_at"):
+        value = meta.get(key)
+        if value is not None and _as_date(value) is None:
+            out.append(_finding("date-invalid", path, lines.get(key), f"{key} {value!r} is not a date"))
+    start, end = _as_date(meta.get("valid_from")), _as_date(meta.get("valid_to"))
+    if start and end and end < start:
+        out.append(_finding("date-invalid", path, lines.get("valid_to"), f"valid_to {end} is before valid_from {start}"))
+    if info.is_fact_page and info.untagged_claim_lines:
+        items = [
+            _finding("untagged-claim", path, line, "claim without [stated]/[observed]/[inferred]/[suggested]")
+            for line in info.untagged_claim_lines
+        ]
+        out.extend(_capped(items, "untagged-claim", path))
+    generated = meta.get("generated")
+    if (generated is True or str(generated).lower() == "true") and not info.sources and not info.numbered_sources:
+        out.append(_finding("generated-no-sources", path, lines.get("generated"), "generated page lists no sources"))
+    sources = info.citation_sources
+    for number, line in info.citations:
+        if number < 1 or number > len(sources):
+            have = f"{len(sources)} source{'s' if len(sources) != 1 else ''}"
+            out.append(_finding("cite-broken", path, line, f"[cite:{number}] but the page has {have}"))
+    out.extend(_lesson_findings(info))
+    return out
+
+
+def _lesson_findings(info: PageInfo) -> list[Finding]:
+    meta = info.meta
+    status = meta.get("lesson", meta.get("lesson_status"))
+    if not isinstance(status, str) or status.strip().lower() != "established":
+        return []
+    if meta.get("user_correction") is True:
+        return []  # an explicit user correction skips the gate
+    if info.tag_counts.get("inferred", 0) == 0:
+        return []  # not an [inferred] lesson
+    line = info.key_lines.get("lesson") or info.key_lines.get("lesson_status")
+    signals = meta.get("signals")
+    if not isinstance(signals, list) or not signals:
+        return [_finding("lesson-unrecorded", info.path, line, "established lesson records no signals")]
+    weight, sessions = lesson_weight(signals, reference=_as_date(info.updated))
+    if weight + 1e-9 < LESSON_MIN_WEIGHT or sessions < LESSON_MIN_SESSIONS:
+        return [
+            _finding(
+                "lesson-ungated",
+                info.path,
+                line,
+                f"signals weigh {weight:g} from {sessions} session(s); needs {LESSON_MIN_WEIGHT:g} from "
+                f"{LESSON_MIN_SESSIONS} (older than {LESSON_HALF_LIFE_DAYS} days count half)",
+            )
+        ]
+    return []
+
+
+def lesson_weight(signals: list[Any], *, reference: _dt.date | None) -> tuple[float, int]:
+    """Weighted count of distinct signals and the number of distinct sessions."""
+    seen: set[tuple[str, str]] = set()
+    dated: list[tuple[_dt.date | None, str]] = []
+    for signal in signals:
+        if isinstance(signal, dict):
+            session = str(signal.get("session") or signal.get("source") or "")
+            day = _as_date(signal.get("date"))
+        else:
+            session, day = str(signal), None
+        key = (session, day.isoformat() if day else "")
+        if key in seen:
+            continue
+        seen.add(key)
+        dated.append((day, session))
+    if reference is None:
+        days = [d for d, _ in dated if d]
+        reference = max(days) if days else None
+    weight = 0.0
+    for day, _ in dated:
+        old = reference is not None and day is not None and (reference - day).days > LESSON_HALF_LIFE_DAYS
+        weight += 0.5 if old else 1.0
+    sessions = len({s for _, s in dated if s})
+    return weight, sessions
+
+
+# --------------------------------------------------------------------------- whole field
+
+
+def _link_findings(field: Field, info: PageInfo) -> list[Finding]:
+    out = []
+    for target, line in info.links:
+        if field.resolve(target, near=info.path) is None:
+            out.append(_finding("link-broken", info.path, line, f"[[{target}]] matches no page"))
+    for number, line in info.citations:
+        sources = info.citation_sources
+        if 1 <= number <= len(sources):
+            source = sources[number - 1]
+            target = source.split("#", 1)[0].split("@", 1)[0].strip()
+            if "://" not in target and target.endswith(".md") and field.resolve_source(source, near=info.path) is None:
+                out.append(_finding("cite-source-missing", info.path, line, f"[cite:{number}] -> {target}: no such page"))
+    return out
+
+
+def _history_findings(field: Field, paths: set[str] | None = None) -> list[Finding]:
+    history = field.history
+    out: list[Finding] = []
+    for ref in history.broken:
+        if paths is None or ref.path in paths:
+            out.append(_finding("supersedes-broken", ref.path, ref.line, f"supersedes {ref.target!r}: no such page"))
+    for path in history.self_refs:
+        if paths is None or path in paths:
+            out.append(_finding("supersedes-self", path, field.pages[path].key_lines.get("supersedes"), "page supersedes itself"))
+    for cycle in history.cycles:
+        names = " -> ".join(cycle + [cycle[0]])
+        for path in cycle:
+            if paths is None or path in paths:
+                out.append(_finding("supersede-cycle", path, field.pages[path].key_lines.get("supersedes"), f"cycle: {names}"))
+    for old, newer in history.superseded_twice.items():
+        if paths is None or old in paths or paths & set(newer):
+            out.append(_finding("superseded-twice", old, None, f"superseded by {', '.join(sorted(set(newer)))}"))
+    for subject, kind, group in history.contradictions:
+        for path in group:
+            if paths is None or path in paths:
+                others = ", ".join(p for p in group if p != path)
+                out.append(
+                    _finding(
+                        "contradiction",
+                        path,
+                        field.pages[path].key_lines.get("subject"),
+                        f"also current for subject {subject!r} (kind {kind or 'none'}): {others}",
+                    )
+                )
+    return out
+
+
+def _memory_findings(field: Field) -> list[Finding]:
+    info = field.pages.get("MEMORY.md")
+    if info is None:
+        return []
+    out: list[Finding] = []
+    try:
+        text = (field.root / "MEMORY.md").read_bytes().decode("utf-8", "replace")
+    except OSError:
+        text = ""
+    if len(text) > MEMORY_CAP:
+        out.append(_finding("memory-too-long", "MEMORY.md", None, f"{len(text):,} characters (cap {MEMORY_CAP:,})"))
+    seen: set[tuple[str, int]] = set()
+    for target, line in field.memory_pointers():
+        if (target, line) in seen:
+            continue
+        seen.add((target, line))
+        hit = field.resolve(target, near="MEMORY.md")
+        if hit is None:
+            out.append(_finding("memory-missing-target", "MEMORY.md", line, f"points at {target}: no such page"))
+            continue
+        state = trust_mod.trust_state(hit.meta, hit.path)
+        if state != trust_mod.REVIEWED:
+            out.append(
+                _finding("memory-untrusted-target", "MEMORY.md", line, f"points at {hit.path}, which is {state}")
+            )
+    return out
+
+
+def run_checks(field: Field, *, include_info: bool = True) -> list[Finding]:
+    findings: list[Finding] = []
+    for problem in field.scan_problems:
+        findings.append(_finding(problem.rule, problem.path, None, problem.message))
+    for path in field.vanished:
+        findings.append(_finding("page-vanished", path, None, "deleted while being read; skipped"))
+    for info in field.pages.values():
+        findings.extend(check_page_local(info))
+        findings.extend(_link_findings(field, info))
+    findings.extend(_history_findings(field))
+    findings.extend(_memory_findings(field))
+    if not include_info:
+        findings = [f for f in findings if f.severity != INFO]
+    return sort_findings(findings)
+
+
+def check_page(field: Field, path: str) -> list[Finding]:
+    """Every finding about one page (what the page view shows beside it)."""
+    info = field.pages.get(path)
+    if info is None:
+        return []
+    findings = check_page_local(info) + _link_findings(field, info) + _history_findings(field, {path})
+    if path == "MEMORY.md":
+        findings.extend(_memory_findings(field))
+    return sort_findings(findings)
+
+
+def sort_findings(findings: Iterable[Finding]) -> list[Finding]:
+    return sorted(findings, key=lambda f: (f.path, f.line or 0, SEVERITY_ORDER[f.severity], f.rule, f.message))
+
+
+def summarise(findings: list[Finding], pages: int) -> dict[str, Any]:
+    by_severity = Counter(f.severity for f in findings)
+    return {
+        "pages": pages,
+        "errors": by_severity.get(ERROR, 0),
+        "warnings": by_severity.get(WARNING, 0),
+        "info": by_severity.get(INFO, 0),
+        "by_rule": dict(sorted(Counter(f.rule for f in findings).items())),
+        "pages_with_findings": len({f.path for f in findings}),
+    }
+
+
+def findings_by_path(findings: Iterable[Finding]) -> dict[str, list[Finding]]:
+    out: dict[str, list[Finding]] = {}
+    for finding in findings:
+        out.setdefault(finding.path, []).append(finding)
+    return out

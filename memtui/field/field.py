@@ -1,0 +1,387 @@
+"""A memory folder ("field"): its pages and how they point at each other.
+
+``scan`` lists every ``*.md`` page under the root, skipping ``.git/``, memtui's
+own folders and every symlink (one that leaves the folder is reported).
+``Field.load`` reads the pages, reusing the page cache for files whose size and
+modification time have not changed, so re-opening a large field is stat-only.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
+from pathlib import Path, PurePosixPath
+
+from memtui import __version__
+from memtui.field import locations, trust
+from memtui.field.errors import FieldNotFoundError
+from memtui.field.page import PageInfo, read_page
+
+CACHE_SCHEMA = 3
+CACHE_FILE = "pages.json"
+_SLUG_RE = re.compile(r"[^a-z0-9]+")
+_BARE_MD_PATH_RE = re.compile(r"(?<![\w/.-])((?:[\w.-]+/)*[\w.-]+\.md)\b")
+
+
+def slug(text: str) -> str:
+    return _SLUG_RE.sub("-", text.casefold()).strip("-")
+
+
+@dataclass(slots=True)
+class ScanEntry:
+    path: str
+    size: int
+    mtime_ns: int
+
+
+@dataclass(slots=True)
+class ScanProblem:
+    rule: str
+    path: str
+    message: str
+
+
+def scan(root: Path) -> tuple[list[ScanEntry], list[ScanProblem]]:
+    """Every page under ``root`` (sorted), plus what was skipped and why."""
+    entries: list[ScanEntry] = []
+    problems: list[ScanProblem] = []
+    real_root = os.path.realpath(root)
+    stack = [("", os.fspath(root))]
+    while stack:
+        rel_dir, abs_dir = stack.pop()
+        try:
+            iterator = os.scandir(abs_dir)
+        except FileNotFoundError:
+            continue  # removed while scanning
+        except OSError as exc:
+            problems.append(ScanProblem("folder-unreadable", rel_dir or ".", f"cannot list: {exc.strerror}"))
+            continue
+        with iterator:
+            for entry in iterator:
+                rel = f"{rel_dir}/{entry.name}" if rel_dir else entry.name
+                try:
+                    if entry.is_symlink():
+                        target = os.path.realpath(entry.path)
+                        inside = target == real_root or target.startswith(real_root + os.sep)
+                        if not inside:
+                            problems.append(
+                                ScanProblem("symlink-outside", rel, "symlink leaving the field: not followed")
+                            )
+                        elif entry.name.endswith(".md"):
+                            problems.append(ScanProblem("symlink-skipped", rel, "symlinked page: not followed"))
+                        continue
+                    if entry.is_dir(follow_symlinks=False):
+                        if entry.name in locations.SKIPPED_DIRS or (rel_dir == "" and entry.name.startswith(".")):
+                            continue
+                        stack.append((rel, entry.path))
+                        continue
+                    if not entry.name.endswith(".md") or not entry.is_file(follow_symlinks=False):
+                        continue
+                    st = entry.stat(follow_symlinks=False)
+                except FileNotFoundError:
+                    continue
+                except OSError as exc:
+                    problems.append(ScanProblem("page-unreadable", rel, f"cannot stat: {exc.strerror}"))
+                    continue
+                entries.append(ScanEntry(rel, st.st_size, st.st_mtime_ns))
+    entries.sort(key=lambda e: e.path)
+    return entries, problems
+
+
+class Field:
+    """The pages of one memory folder and the lookups between them.
+
+    Not thread-safe: one thread owns a ``Field`` and applies changes to it.
+    """
+
+    def __init__(self, root: Path, *, readonly: bool = False, source: Path | None = None) -> None:
+        self.root = Path(root)
+        self.readonly = readonly
+        self.source = source or self.root
+        self.pages: dict[str, PageInfo] = {}
+        self.scan_problems: list[ScanProblem] = []
+        self.vanished: list[str] = []
+        self.generation = 0
+        self._lookup: dict[str, dict[str, str]] | None = None
+        self._history = None
+        self._backlinks: dict[str, list[tuple[str, int]]] | None = None
+
+    # ------------------------------------------------------------------ loading
+    @classmethod
+    def load(
+        cls,
+        root: str | os.PathLike[str],
+        *,
+        cache_dir: Path | None = None,
+        use_cache: bool = True,
+        readonly: bool = False,
+        source: Path | None = None,
+        progress=None,
+    ) -> Field:
+        path = Path(root)
+        if not path.exists():
+            raise FieldNotFoundError(f"no such folder: {path}", "give the path of a memory folder")
+        if not path.is_dir():
+            raise FieldNotFoundError(
+                f"not a folder: {path}", "give a memory folder or a .memoryfield.zip file"
+            )
+        field = cls(path, readonly=readonly, source=source)
+        if cache_dir is None:
+            cache_dir = locations.default_cache_dir(path, readonly=readonly, source=source)
+        field.cache_dir = cache_dir
+        entries, field.scan_problems = scan(path)
+        cached = field._read_cache() if use_cache else {}
+        changed = 0
+        total = len(entries)
+        for number, entry in enumerate(entries, start=1):
+            hit = cached.get(entry.path)
+            if hit is not None and hit.get("size") == entry.size and hit.get("mtime_ns") == entry.mtime_ns:
+                try:
+                    field.pages[entry.path] = PageInfo.from_json(hit)
+                    continue
+                except (TypeError, ValueError):
+                    pass
+            info = read_page(path, entry.path)
+            changed += 1
+            if info is None:
+                field.vanished.append(entry.path)
+                continue
+            field.pages[entry.path] = info
+            if progress is not None and number % 200 == 0:
+                progress(number, total)
+        if use_cache and (changed or len(cached) != len(field.pages)):
+            field.save_cache()
+        return field
+
+    cache_dir: Path
+
+    def _cache_path(self) -> Path:
+        return self.cache_dir / CACHE_FILE
+
+    def _read_cache(self) -> dict[str, dict]:
+        try:
+            with open(self._cache_path(), encoding="utf-8") as handle:
+                data = json.load(handle)
+        except (OSError, ValueError):
+            return {}
+        if not isinstance(data, dict) or data.get("schema") != CACHE_SCHEMA or data.get("version") != __version__:
+            return {}
+        pages = data.get("pages")
+        return pages if isinstance(pages, dict) else {}
+
+    def save_cache(self) -> None:
+        """Write the page cache (best effort: the cache is disposable)."""
+        if not getattr(self, "cache_dir", None):
+            return
+        from memtui.field.safe_write import write_internal_file
+
+        payload = {
+            "schema": CACHE_SCHEMA,
+            "version": __version__,
+            "pages": {path: info.to_json() for path, info in self.pages.items()},
+        }
+        try:
+            write_internal_file(self._cache_path(), json.dumps(payload, separators=(",", ":")).encode())
+        except OSError:
+            pass
+
+    # ------------------------------------------------------------------ changes
+    def refresh_page(self, path: str) -> str:
+        """Re-read one page after a change on disk. Returns 'added', 'changed', 'removed' or 'same'."""
+        before = self.pages.get(path)
+        info = read_page(self.root, path) if self._is_page_path(path) else None
+        if info is None:
+            if before is None:
+                return "same"
+            del self.pages[path]
+            self._invalidate()
+            return "removed"
+        if before is not None and before.sha256 == info.sha256 and before.problems == info.problems:
+            before.mtime_ns = info.mtime_ns
+            return "same"
+        self.pages[path] = info
+        self._invalidate()
+        return "changed" if before is not None else "added"
+
+    def _is_page_path(self, path: str) -> bool:
+        if not path.endswith(".md"):
+            return False
+        parts = path.split("/")
+        if any(part in locations.SKIPPED_DIRS for part in parts[:-1]) or parts[0].startswith("."):
+            return False
+        return not os.path.islink(os.path.join(self.root, *parts))
+
+    def rescan(self) -> dict[str, list[str]]:
+        """Bring the field in line with the disk; return the paths added, changed, removed."""
+        entries, self.scan_problems = scan(self.root)
+        seen = set()
+        result: dict[str, list[str]] = {"added": [], "changed": [], "removed": []}
+        for entry in entries:
+            seen.add(entry.path)
+            known = self.pages.get(entry.path)
+            if known is not None and known.size == entry.size and known.mtime_ns == entry.mtime_ns:
+                continue
+            outcome = self.refresh_page(entry.path)
+            if outcome in result:
+                result[outcome].append(entry.path)
+        for path in [p for p in self.pages if p not in seen]:
+            del self.pages[path]
+            result["removed"].append(path)
+        if any(result.values()):
+            self._invalidate()
+        return result
+
+    def _invalidate(self) -> None:
+        self.generation += 1
+        self._lookup = None
+        self._history = None
+        self._backlinks = None
+
+    # ------------------------------------------------------------------ lookups
+    def __len__(self) -> int:
+        return len(self.pages)
+
+    def __iter__(self) -> Iterator[PageInfo]:
+        return iter(self.pages.values())
+
+    def get(self, path: str) -> PageInfo | None:
+        return self.pages.get(path)
+
+    def _tables(self) -> dict[str, dict[str, str]]:
+        if self._lookup is None:
+            by_id: dict[str, str] = {}
+            by_title: dict[str, str] = {}
+            by_stem: dict[str, str] = {}
+            by_slug: dict[str, str] = {}
+            by_path: dict[str, str] = {}
+            for path, info in self.pages.items():
+                by_path[path.casefold()] = path
+                by_path[path[:-3].casefold()] = path
+                for ident in (info.id, info.uuid):
+                    if ident:
+                        by_id.setdefault(ident, path)
+                title = info.meta.get("title")
+                if isinstance(title, str) and title.strip():
+                    by_title.setdefault(title.strip().casefold(), path)
+                    by_slug.setdefault(slug(title), path)
+                by_stem.setdefault(info.stem.casefold(), path)
+                by_slug.setdefault(slug(info.stem), path)
+            self._lookup = {"id": by_id, "title": by_title, "stem": by_stem, "slug": by_slug, "path": by_path}
+        return self._lookup
+
+    def resolve(self, target: str, *, near: str | None = None) -> PageInfo | None:
+        """Find the page a reference means: path, id, uuid, title, file stem or slug.
+
+        ``near`` is the referring page's path; relative paths are tried against
+        its folder first.
+        """
+        target = target.strip()
+        if not target:
+            return None
+        tables = self._tables()
+        cleaned = target.split("#", 1)[0].strip()
+        for candidate in self._path_candidates(cleaned, near):
+            hit = tables["path"].get(candidate.casefold())
+            if hit:
+                return self.pages[hit]
+        hit = tables["id"].get(cleaned)
+        if hit:
+            return self.pages[hit]
+        key = cleaned.casefold()
+        for table in ("title", "stem"):
+            hit = tables[table].get(key)
+            if hit:
+                return self.pages[hit]
+        hit = tables["slug"].get(slug(cleaned))
+        return self.pages[hit] if hit else None
+
+    @staticmethod
+    def _path_candidates(target: str, near: str | None) -> Iterable[str]:
+        target = target.replace("\\", "/")
+        if target.startswith("./"):
+            target = target[2:]
+        if near and "/" in near:
+            folder = PurePosixPath(near).parent
+            joined = os.path.normpath((folder / target).as_posix()).replace(os.sep, "/")
+            if not joined.startswith(".."):
+                yield joined
+        normal = os.path.normpath(target).replace(os.sep, "/").lstrip("/")
+        if not normal.startswith(".."):
+            yield normal
+
+    def resolve_source(self, source: str, *, near: str | None = None) -> PageInfo | None:
+        """The page a ``sources:`` entry points at, if it is inside the field."""
+        text = source.strip()
+        if re.match(r"^[a-z][a-z0-9+.-]*://", text, re.IGNORECASE):
+            return None  # nas://, pplx://, connector://, https:// ... are outside
+        text = text.split("#", 1)[0].split("@", 1)[0].strip()
+        if not text:
+            return None
+        return self.resolve(text, near=near) if text.endswith(".md") or "/" in text else self.resolve(text, near=near)
+
+    def trust(self, path: str) -> str:
+        info = self.pages[path]
+        return trust.trust_state(info.meta, path)
+
+    def backlinks(self, path: str) -> list[tuple[str, int]]:
+        """Pages linking to ``path`` by ``[[wikilink]]`` or citing it as a source."""
+        if self._backlinks is None:
+            table: dict[str, list[tuple[str, int]]] = {}
+            for info in self.pages.values():
+                for target, line in info.links:
+                    hit = self.resolve(target, near=info.path)
+                    if hit is not None and hit.path != info.path:
+                        table.setdefault(hit.path, []).append((info.path, line))
+                for source in info.sources:
+                    hit = self.resolve_source(source, near=info.path)
+                    if hit is not None and hit.path != info.path:
+                        table.setdefault(hit.path, []).append((info.path, 0))
+            self._backlinks = table
+        return self._backlinks.get(path, [])
+
+    def memory_pointers(self) -> list[tuple[str, int]]:
+        """What ``MEMORY.md`` points at: wikilinks, Markdown links and bare ``*.md`` paths."""
+        info = self.pages.get("MEMORY.md")
+        if info is None:
+            return []
+        found: list[tuple[str, int]] = list(info.links)
+        try:
+            text = (self.root / "MEMORY.md").read_text("utf-8", "surrogateescape")
+        except OSError:
+            return found
+        for number, line in enumerate(text.splitlines(), start=1):
+            for match in re.finditer(r"\]\(([^)\s]+\.md)(?:#[^)]*)?\)", line):
+                found.append((match.group(1), number))
+            stripped = re.sub(r"\[[^\]]*\]\([^)]*\)", "", line)
+            stripped = re.sub(r"\[\[[^\]]*\]\]", "", stripped)
+            for match in _BARE_MD_PATH_RE.finditer(stripped):
+                if "://" not in match.group(1):
+                    found.append((match.group(1), number))
+        return found
+
+    @property
+    def history(self):
+        """The supersede graph over every page (built on first use)."""
+        if self._history is None:
+            from memtui.field.history import History
+
+            self._history = History(self)
+        return self._history
+
+
+def open_field(
+    path: str | os.PathLike[str], *, cache_dir: Path | None = None, use_cache: bool = True, progress=None
+) -> Field:
+    """Open a folder, or a ``*.memoryfield.zip`` read-only through a safe extraction."""
+    p = Path(path)
+    if p.is_file() and p.name.endswith(".zip"):
+        from memtui.field.archive import extract_for_reading
+
+        root = extract_for_reading(p)
+        return Field.load(
+            root, cache_dir=cache_dir, use_cache=use_cache, readonly=True, source=p, progress=progress
+        )
+    return Field.load(p, cache_dir=cache_dir, use_cache=use_cache, progress=progress)

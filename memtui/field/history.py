@@ -1,0 +1,381 @@
+"""Supersede history: which version of a fact is current, what it replaced, when.
+
+Two forms are read:
+
+- **frontmatter**: a page lists ``supersedes: [...]`` (by id, uuid, file stem or
+  relative path) and carries ``valid_from``/``valid_to``; pages sharing a
+  ``subject`` form one chain;
+- **inline**: inside one page, ``~~Key: old [tag] (source DATE)~~ superseded DATE``
+  lines followed by the live ``Key: new [tag] (source DATE)`` line.
+
+A page is *superseded* when another page supersedes it or its ``valid_to`` date
+has passed; otherwise it is *current*. The graph also reports broken references,
+cycles, versions superseded twice, and contradiction candidates (two current
+pages with the same subject and kind that do not supersede each other).
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import fnmatch
+import heapq
+from collections import defaultdict
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from memtui.field.field import Field
+    from memtui.field.page import PageInfo
+
+CURRENT = "current"
+SUPERSEDED = "superseded"
+
+
+def _date(value: str | None) -> str | None:
+    """The YYYY-MM-DD part of a date or timestamp string."""
+    if not value or not isinstance(value, str):
+        return None
+    head = value.strip()[:10]
+    try:
+        _dt.date.fromisoformat(head)
+    except ValueError:
+        return None
+    return head
+
+
+@dataclass(slots=True)
+class Version:
+    ref: str  # "path" (frontmatter form) or "path#L12" (inline form)
+    path: str
+    line: int | None
+    form: str  # "frontmatter" | "inline"
+    chain: str  # the subject, or "path#Key" for inline history
+    title: str
+    value: str
+    status: str
+    valid_from: str | None
+    valid_to: str | None
+    created: str | None
+    sources: list[str]
+    tag: str | None = None
+    id: str | None = None
+    supersedes: list[str] = field(default_factory=list)
+    superseded_by: list[str] = field(default_factory=list)
+    reason: str = ""
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "path": self.path if self.line is None else f"{self.path}#L{self.line}",
+            "id": self.id,
+            "status": self.status,
+            "valid_from": self.valid_from,
+            "valid_to": self.valid_to,
+            "sources": self.sources,
+            "supersedes": self.supersedes,
+            "superseded_by": self.superseded_by,
+            "title": self.title,
+            "value": self.value,
+            "tag": self.tag,
+            "form": self.form,
+            "chain": self.chain,
+            "reason": self.reason,
+        }
+
+    def held_on(self, day: str) -> bool:
+        """Was this version the valid one on ``day`` (YYYY-MM-DD)?"""
+        start = self.valid_from or _date(self.created)
+        if start is None or start > day:
+            return False
+        return self.valid_to is None or day < self.valid_to
+
+
+@dataclass(slots=True)
+class Chain:
+    name: str
+    form: str
+    versions: list[Version]
+
+    @property
+    def current(self) -> list[Version]:
+        return [v for v in self.versions if v.status == CURRENT]
+
+    def as_of(self, day: str) -> Version | None:
+        held = [v for v in self.versions if v.held_on(day)]
+        return held[-1] if held else None
+
+
+@dataclass(slots=True)
+class BrokenRef:
+    path: str
+    target: str
+    line: int | None
+
+
+class History:
+    def __init__(self, field_: Field, *, today: _dt.date | None = None) -> None:
+        self.field = field_
+        self.today = (today or _dt.date.today()).isoformat()
+        self.replaces: dict[str, list[str]] = defaultdict(list)  # new path -> old paths
+        self.replaced_by: dict[str, list[str]] = defaultdict(list)  # old path -> new paths
+        self.broken: list[BrokenRef] = []
+        self.self_refs: list[str] = []
+        self._build()
+        self.cycles = self._find_cycles()
+        self.superseded_twice = {old: new for old, new in self.replaced_by.items() if len(set(new)) > 1}
+        self.status = {path: self._status(info) for path, info in field_.pages.items()}
+        self.contradictions = self._find_contradictions()
+
+    # ------------------------------------------------------------------ graph
+    def _build(self) -> None:
+        for path, info in self.field.pages.items():
+            line = info.key_lines.get("supersedes")
+            for target in info.supersedes:
+                hit = self.field.resolve(target, near=path)
+                if hit is None:
+                    self.broken.append(BrokenRef(path, target, line))
+                    continue
+                if hit.path == path:
+                    self.self_refs.append(path)
+                    continue
+                if hit.path not in self.replaces[path]:
+                    self.replaces[path].append(hit.path)
+                    self.replaced_by[hit.path].append(path)
+
+    def _find_cycles(self) -> list[list[str]]:
+        """Each supersede cycle once, as the list of pages around it."""
+        cycles: list[list[str]] = []
+        seen_sets: set[frozenset[str]] = set()
+        colour: dict[str, int] = {}
+        for start in sorted(self.replaces):
+            if colour.get(start):
+                continue
+            stack: list[tuple[str, int]] = [(start, 0)]
+            path_stack: list[str] = []
+            while stack:
+                node, index = stack.pop()
+                if index == 0:
+                    colour[node] = 1
+                    path_stack.append(node)
+                children = self.replaces.get(node, [])
+                if index < len(children):
+                    stack.append((node, index + 1))
+                    child = children[index]
+                    state = colour.get(child, 0)
+                    if state == 0:
+                        stack.append((child, 0))
+                    elif state == 1:
+                        cycle = path_stack[path_stack.index(child) :]
+                        key = frozenset(cycle)
+                        if key not in seen_sets:
+                            seen_sets.add(key)
+                            cycles.append(list(cycle))
+                else:
+                    colour[node] = 2
+                    path_stack.pop()
+        return cycles
+
+    def _status(self, info: PageInfo) -> str:
+        if self.replaced_by.get(info.path):
+            return SUPERSEDED
+        valid_to = _date(info.valid_to)
+        if valid_to is not None and valid_to <= self.today:
+            return SUPERSEDED
+        return CURRENT
+
+    def is_current(self, path: str) -> bool:
+        return self.status.get(path) == CURRENT
+
+    def _find_contradictions(self) -> list[tuple[str, str | None, list[str]]]:
+        groups: dict[tuple[str, str | None], list[str]] = defaultdict(list)
+        for path, info in self.field.pages.items():
+            subject = info.subject
+            if not subject or self.status[path] != CURRENT:
+                continue
+            groups[(subject.strip().casefold(), info.kind)].append(path)
+        found = []
+        for (subject, kind), paths in sorted(groups.items(), key=lambda kv: (kv[0][0], kv[0][1] or "")):
+            if len(paths) > 1:
+                found.append((self.field.pages[paths[0]].subject or subject, kind, sorted(paths)))
+        return found
+
+    # ------------------------------------------------------------------ versions
+    def _reason(self, info: PageInfo) -> str:
+        newer = self.replaced_by.get(info.path)
+        if newer:
+            names = ", ".join(self.field.pages[p].title for p in newer)
+            when = _date(self.field.pages[newer[0]].valid_from) or _date(info.valid_to)
+            return f"superseded by {names}" + (f" on {when}" if when else "")
+        valid_to = _date(info.valid_to)
+        if valid_to and valid_to <= self.today:
+            return f"expired {valid_to}"
+        return "current"
+
+    def page_version(self, path: str) -> Version:
+        info = self.field.pages[path]
+        valid_to = _date(info.valid_to)
+        if valid_to is None and self.replaced_by.get(path):
+            # Closed by its successor's start when the page itself does not say.
+            starts = [_date(self.field.pages[p].valid_from) for p in self.replaced_by[path]]
+            starts = [s for s in starts if s]
+            valid_to = min(starts) if starts else None
+        return Version(
+            ref=path,
+            path=path,
+            line=None,
+            form="frontmatter",
+            chain=info.subject or path,
+            title=info.title,
+            value=info.summary or info.title,
+            status=self.status[path],
+            valid_from=_date(info.valid_from) or _date(info.created),
+            valid_to=valid_to,
+            created=info.created,
+            sources=info.sources,
+            id=info.id or info.uuid,
+            supersedes=[self.field.pages[p].key for p in self.replaces.get(path, [])],
+            superseded_by=[self.field.pages[p].key for p in self.replaced_by.get(path, [])],
+            reason=self._reason(info),
+        )
+
+    def _ordered(self, paths: set[str]) -> list[str]:
+        """Oldest first: supersede edges win, then valid_from, created, path."""
+
+        def key(p: str) -> tuple[str, str, str]:
+            info = self.field.pages[p]
+            return (_date(info.valid_from) or _date(info.created) or "9999", info.created or "", p)
+
+        indegree = {p: 0 for p in paths}
+        for p in paths:
+            for old in self.replaces.get(p, []):
+                if old in paths:
+                    indegree[p] += 1
+        heap = [(key(p), p) for p, d in indegree.items() if d == 0]
+        heapq.heapify(heap)
+        order: list[str] = []
+        while heap:
+            _, p = heapq.heappop(heap)
+            order.append(p)
+            for new in self.replaced_by.get(p, []):
+                if new in indegree:
+                    indegree[new] -= 1
+                    if indegree[new] == 0:
+                        heapq.heappush(heap, (key(new), new))
+        rest = sorted((p for p in paths if p not in order), key=key)  # pages in cycles
+        return order + rest
+
+    def component(self, path: str) -> set[str]:
+        """Every page linked to ``path`` by supersede edges, either way."""
+        seen = {path}
+        todo = [path]
+        while todo:
+            node = todo.pop()
+            for nxt in self.replaces.get(node, []) + self.replaced_by.get(node, []):
+                if nxt not in seen:
+                    seen.add(nxt)
+                    todo.append(nxt)
+        return seen
+
+    def subject_chain(self, subject: str) -> Chain:
+        wanted = subject.strip().casefold()
+        paths: set[str] = set()
+        for path, info in self.field.pages.items():
+            if info.subject and info.subject.strip().casefold() == wanted:
+                paths |= self.component(path)
+        name = next(
+            (self.field.pages[p].subject for p in sorted(paths) if self.field.pages[p].subject), subject
+        )
+        return Chain(name or subject, "frontmatter", [self.page_version(p) for p in self._ordered(paths)])
+
+    def page_chain(self, path: str) -> Chain:
+        info = self.field.pages[path]
+        if info.subject:
+            return self.subject_chain(info.subject)
+        paths = self.component(path)
+        return Chain(path, "frontmatter", [self.page_version(p) for p in self._ordered(paths)])
+
+    def inline_chains(self, path: str) -> list[Chain]:
+        info = self.field.pages[path]
+        chains = []
+        for group in info.inline_chains:
+            key = next((c["key"] for c in group if c["key"]), None) or f"line {group[0]['line']}"
+            name = f"{path}#{key}"
+            versions: list[Version] = []
+            live = [c for c in group if not c["struck"]]
+            ordered = sorted(
+                group, key=lambda c: (not c["struck"], _date(c["source_date"]) or "", c["line"])
+            )
+            for claim in ordered:
+                ref = f"{path}#L{claim['line']}"
+                is_current = not claim["struck"] and claim is live[-1]
+                version = Version(
+                    ref=ref,
+                    path=path,
+                    line=claim["line"],
+                    form="inline",
+                    chain=name,
+                    title=f"{key}: {claim['value']}",
+                    value=claim["value"],
+                    status=CURRENT if is_current else SUPERSEDED,
+                    valid_from=_date(claim["source_date"]),
+                    valid_to=_date(claim["superseded_on"]),
+                    created=None,
+                    sources=[claim["source"]] if claim["source"] else [],
+                    tag=claim["tag"],
+                    supersedes=[versions[-1].ref] if versions else [],
+                    reason=(
+                        f"superseded {claim['superseded_on']}"
+                        if claim["superseded_on"]
+                        else ("current" if is_current else "superseded (struck through)")
+                    ),
+                )
+                if versions:
+                    versions[-1].superseded_by.append(ref)
+                versions.append(version)
+            chains.append(Chain(name, "inline", versions))
+        return chains
+
+    def all_inline_chains(self) -> list[Chain]:
+        chains: list[Chain] = []
+        for path, info in self.field.pages.items():
+            if info.inline_chains:
+                chains.extend(self.inline_chains(path))
+        return chains
+
+    def subjects(self) -> list[str]:
+        return sorted({info.subject for info in self.field.pages.values() if info.subject})
+
+    def lookup(self, query: str) -> list[Chain]:
+        """Chains for a page (path, id, title...) or a subject (exact, glob or slug)."""
+        from memtui.field.field import slug
+
+        page = self.field.resolve(query)
+        if page is not None:
+            chains = []
+            if page.subject or self.component(page.path) != {page.path} or not page.inline_chains:
+                chains.append(self.page_chain(page.path))
+            chains.extend(self.inline_chains(page.path))
+            return chains
+        subjects = self.subjects()
+        wanted = query.strip().casefold()
+        exact = [s for s in subjects if s.casefold() == wanted]
+        if exact:
+            return [self.subject_chain(exact[0])]
+        if "*" in query or "?" in query:
+            return [self.subject_chain(s) for s in subjects if fnmatch.fnmatch(s.casefold(), wanted)]
+        key = slug(query)
+        chains = [
+            self.subject_chain(s)
+            for s in subjects
+            if slug(s) == key or slug(s.rsplit("/", 1)[-1]) == key
+        ]
+        for chain in self.all_inline_chains():
+            chain_key = chain.name.split("#", 1)[1]
+            if slug(chain_key) == key:
+                chains.append(chain)
+        return chains
+
+    def as_of(self, day: str, chains: list[Chain] | None = None) -> list[tuple[Chain, Version | None]]:
+        """For each chain, the version that was valid on ``day``."""
+        if chains is None:
+            chains = [self.subject_chain(s) for s in self.subjects()] + self.all_inline_chains()
+        return [(chain, chain.as_of(day)) for chain in chains]

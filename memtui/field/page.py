@@ -1,0 +1,363 @@
+"""One page: read its bytes safely, parse it, summarise it.
+
+``read_page`` never raises for a bad page: a binary, empty, huge, non-UTF-8 or
+vanished file comes back as a ``PageInfo`` carrying ``problems`` (or ``None`` when
+the file is gone), which the checks turn into findings.
+
+``ParsedPage`` is the full parse (text, frontmatter, every body line) used by the
+page view, the editor and the index; ``PageInfo`` is the compact summary the rest
+of the model needs, small enough to keep for 10,000 pages and to cache as JSON.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+from dataclasses import dataclass, field
+from pathlib import PurePosixPath
+from typing import Any
+
+from memtui.field import body as body_mod
+from memtui.field import frontmatter as fm_mod
+from memtui.field.textsafety import find_hazards
+
+MAX_PARSE_BYTES = 2 * 1024 * 1024  # bigger files are listed and hashed, not parsed
+BINARY_SNIFF_BYTES = 8192
+MAX_HAZARDS_KEPT = 50
+
+KINDS = ("episodic", "semantic", "procedural", "preference")
+ORIGINS = ("agent", "user", "job", "external")
+# Folders whose pages state facts and so should tag every claim line.
+FACT_FOLDERS = ("people", "projects", "decisions", "knowledge", "notes", "memory/notes")
+
+
+def sha256_bytes(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
+
+
+@dataclass(slots=True)
+class Problem:
+    """Something wrong found while reading one page (becomes a check finding)."""
+
+    rule: str
+    line: int | None
+    message: str
+
+
+@dataclass(slots=True)
+class ParsedPage:
+    path: str
+    data: bytes
+    text: str  # decoded with surrogateescape: re-encoding gives the exact bytes
+    frontmatter: fm_mod.Frontmatter
+    body: body_mod.Body
+    problems: list[Problem]
+    newline: str
+    has_bom: bool
+
+    @property
+    def sha256(self) -> str:
+        return sha256_bytes(self.data)
+
+    @property
+    def meta(self) -> dict[str, Any]:
+        return self.frontmatter.data
+
+
+@dataclass(slots=True)
+class PageInfo:
+    """What the model keeps about a page between reads."""
+
+    path: str  # relative, POSIX separators
+    size: int
+    mtime_ns: int
+    sha256: str
+    meta: dict[str, Any] = field(default_factory=dict)
+    fm_present: bool = False
+    fm_error: str | None = None
+    fm_error_line: int | None = None
+    fm_error_rule: str | None = None
+    key_lines: dict[str, int] = field(default_factory=dict)
+    body_line: int = 1
+    heading_title: str | None = None
+    tag_counts: dict[str, int] = field(default_factory=dict)
+    claim_lines: int = 0
+    untagged_claim_lines: list[int] = field(default_factory=list)
+    links: list[tuple[str, int]] = field(default_factory=list)  # (target, line)
+    citations: list[tuple[int, int]] = field(default_factory=list)  # (number, line)
+    numbered_sources: list[str] = field(default_factory=list)
+    inline_chains: list[list[dict[str, Any]]] = field(default_factory=list)
+    hazards: list[tuple[int, int, str, str]] = field(default_factory=list)  # line, col, kind, label
+    problems: list[tuple[str, int | None, str]] = field(default_factory=list)
+    newline: str = "\n"
+    has_bom: bool = False
+    parsed: bool = True  # False for binary or oversized files
+
+    # -- frontmatter accessors (values are untrusted; callers render them safely)
+    def _str(self, key: str) -> str | None:
+        value = self.meta.get(key)
+        if value is None:
+            return None
+        return value if isinstance(value, str) else str(value)
+
+    @property
+    def stem(self) -> str:
+        return PurePosixPath(self.path).stem
+
+    @property
+    def folder(self) -> str:
+        parent = PurePosixPath(self.path).parent.as_posix()
+        return "" if parent == "." else parent
+
+    @property
+    def id(self) -> str | None:
+        return self._str("id")
+
+    @property
+    def uuid(self) -> str | None:
+        return self._str("uuid")
+
+    @property
+    def key(self) -> str:
+        """The identifier other pages use: id, else uuid, else the path."""
+        return self.id or self.uuid or self.path
+
+    @property
+    def title(self) -> str:
+        return self._str("title") or self.heading_title or self.stem
+
+    @property
+    def summary(self) -> str | None:
+        return self._str("summary")
+
+    @property
+    def kind(self) -> str | None:
+        return self._str("kind")
+
+    @property
+    def subject(self) -> str | None:
+        return self._str("subject")
+
+    @property
+    def origin(self) -> str | None:
+        return self._str("origin")
+
+    @property
+    def valid_from(self) -> str | None:
+        return self._str("valid_from")
+
+    @property
+    def valid_to(self) -> str | None:
+        return self._str("valid_to")
+
+    @property
+    def created(self) -> str | None:
+        return self._str("created")
+
+    @property
+    def updated(self) -> str | None:
+        return self._str("updated") or self._str("created")
+
+    @property
+    def sources(self) -> list[str]:
+        value = self.meta.get("sources")
+        if value is None:
+            return []
+        if isinstance(value, list):
+            return [v if isinstance(v, str) else str(v) for v in value]
+        return [value if isinstance(value, str) else str(value)]
+
+    @property
+    def citation_sources(self) -> list[str]:
+        """What ``[cite:N]`` counts through: frontmatter sources, else a numbered Sources list."""
+        return self.sources or list(self.numbered_sources)
+
+    @property
+    def supersedes(self) -> list[str]:
+        value = self.meta.get("supersedes")
+        if value is None or value == "":
+            return []
+        if isinstance(value, list):
+            return [v if isinstance(v, str) else str(v) for v in value if v is not None]
+        return [value if isinstance(value, str) else str(value)]
+
+    @property
+    def is_fact_page(self) -> bool:
+        return self.path.startswith(tuple(f + "/" for f in FACT_FOLDERS))
+
+    # -- cache round trip
+    def to_json(self) -> dict[str, Any]:
+        return {name: getattr(self, name) for name in self.__slots__}  # type: ignore[attr-defined]
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> PageInfo:
+        info = cls(**data)
+        info.links = [tuple(x) for x in info.links]  # type: ignore[misc]
+        info.citations = [tuple(x) for x in info.citations]  # type: ignore[misc]
+        info.hazards = [tuple(x) for x in info.hazards]  # type: ignore[misc]
+        info.problems = [tuple(x) for x in info.problems]  # type: ignore[misc]
+        return info
+
+
+def decode(data: bytes) -> tuple[str, Problem | None]:
+    """Decode page bytes; invalid UTF-8 is kept (surrogateescape) and reported."""
+    try:
+        return data.decode("utf-8"), None
+    except UnicodeDecodeError as exc:
+        line = data.count(b"\n", 0, exc.start) + 1
+        text = data.decode("utf-8", "surrogateescape")
+        return text, Problem(
+            "utf8-invalid",
+            line,
+            f"bytes that are not valid UTF-8 (first at byte {exc.start}, line {line})",
+        )
+
+
+def is_binary(data: bytes) -> bool:
+    return b"\x00" in data[:BINARY_SNIFF_BYTES]
+
+
+def parse_bytes(path: str, data: bytes) -> ParsedPage:
+    """Full parse of a page's bytes. Never raises."""
+    problems: list[Problem] = []
+    text, decode_problem = decode(data)
+    if decode_problem:
+        problems.append(decode_problem)
+    fm = fm_mod.parse(text)
+    if fm.error:
+        problems.append(Problem(fm.error_rule or "yaml-invalid", fm.error_line, fm.error))
+    body_text = text[fm.body_offset :]
+    parsed_body = body_mod.parse_body(body_text, fm.body_line)
+    return ParsedPage(
+        path=path,
+        data=data,
+        text=text,
+        frontmatter=fm,
+        body=parsed_body,
+        problems=problems,
+        newline=fm_mod.newline_of(text),
+        has_bom=text.startswith("\ufeff"),
+    )
+
+
+def summarise(parsed: ParsedPage, size: int, mtime_ns: int) -> PageInfo:
+    fm = parsed.frontmatter
+    b = parsed.body
+    heading_title = next((title for _, level, title in b.headings if level == 1), None)
+    text_for_hazards = parsed.text[1:] if parsed.has_bom else parsed.text
+    hazards = find_hazards(text_for_hazards)
+    chains = [
+        [
+            {
+                "line": c.line,
+                "key": c.key,
+                "value": c.value,
+                "tag": c.tag,
+                "source": c.source,
+                "source_date": c.source_date,
+                "struck": c.struck,
+                "superseded_on": c.superseded_on,
+            }
+            for c in chain
+        ]
+        for chain in body_mod.inline_chains(b.claims)
+    ]
+    info = PageInfo(
+        path=parsed.path,
+        size=size,
+        mtime_ns=mtime_ns,
+        sha256=parsed.sha256,
+        meta=fm.data,
+        fm_present=fm.present,
+        fm_error=fm.error,
+        fm_error_line=fm.error_line,
+        fm_error_rule=fm.error_rule,
+        key_lines=fm.key_lines,
+        body_line=fm.body_line,
+        heading_title=heading_title,
+        tag_counts=b.tag_counts,
+        claim_lines=b.claim_line_count,
+        untagged_claim_lines=b.untagged_claim_lines,
+        links=[(link.target, link.line) for link in b.links],
+        citations=[(c.number, c.line) for c in b.citations],
+        numbered_sources=b.numbered_sources,
+        inline_chains=chains,
+        hazards=[(h.line, h.column, h.kind, h.label) for h in hazards[:MAX_HAZARDS_KEPT]],
+        problems=[(p.rule, p.line, p.message) for p in parsed.problems],
+        newline=parsed.newline,
+        has_bom=parsed.has_bom,
+    )
+    if size == 0:
+        info.problems.append(("empty-page", None, "the file is empty"))
+    return info
+
+
+def unparsed_info(path: str, data: bytes, size: int, mtime_ns: int, rule: str, message: str) -> PageInfo:
+    return PageInfo(
+        path=path,
+        size=size,
+        mtime_ns=mtime_ns,
+        sha256=sha256_bytes(data),
+        problems=[(rule, None, message)],
+        parsed=False,
+        tag_counts=dict.fromkeys(body_mod.SOURCE_TAGS, 0),
+    )
+
+
+def read_bytes(abspath: str | os.PathLike[str]) -> tuple[bytes, os.stat_result] | None:
+    """Read a regular file without following a symlink at the last step; None if gone."""
+    flags = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
+    try:
+        fd = os.open(abspath, flags)
+    except FileNotFoundError:
+        return None
+    try:
+        st = os.fstat(fd)
+        chunks = []
+        while True:
+            chunk = os.read(fd, 1 << 20)
+            if not chunk:
+                break
+            chunks.append(chunk)
+        return b"".join(chunks), st
+    finally:
+        os.close(fd)
+
+
+def info_from_bytes(path: str, data: bytes, size: int, mtime_ns: int) -> PageInfo:
+    if is_binary(data):
+        return unparsed_info(path, data, size, mtime_ns, "binary-file", "binary file (NUL bytes) with a .md name")
+    if size > MAX_PARSE_BYTES:
+        return unparsed_info(
+            path,
+            data,
+            size,
+            mtime_ns,
+            "page-too-large",
+            f"{size:,} bytes: too large to parse (limit {MAX_PARSE_BYTES // (1024 * 1024)} MB); shown raw only",
+        )
+    return summarise(parse_bytes(path, data), size, mtime_ns)
+
+
+def read_page(root: str | os.PathLike[str], path: str) -> PageInfo | None:
+    """Read and summarise one page; ``None`` if it vanished before it could be read.
+
+    Other OS errors (permissions, a folder where a file was) become a problem.
+    """
+    abspath = os.path.join(os.fspath(root), *path.split("/"))
+    try:
+        result = read_bytes(abspath)
+    except OSError as exc:
+        return PageInfo(
+            path=path,
+            size=0,
+            mtime_ns=0,
+            sha256="",
+            problems=[("page-unreadable", None, f"cannot read: {exc.strerror or exc}")],
+            parsed=False,
+            tag_counts=dict.fromkeys(body_mod.SOURCE_TAGS, 0),
+        )
+    if result is None:
+        return None
+    data, st = result
+    return info_from_bytes(path, data, len(data), st.st_mtime_ns)
