@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import os
 import sys
 
 from memtui import __version__
@@ -55,6 +56,11 @@ def main(argv: list[str] | None = None) -> int:
         return EXIT_FINDINGS
     except KeyboardInterrupt:
         return 130
+    except BrokenPipeError:
+        # The reader went away (`memtui check F --json | head`): stop quietly, as Rich does.
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        return 1
 
 
 def _print_error(exc: MemtuiError) -> None:

@@ -17,10 +17,10 @@ SEVERITY_GLYPH = {"error": "✖ error", "warning": "▲ warning", "info": "· in
 
 def register(sub: argparse._SubParsersAction) -> list[str]:
     parser = sub.add_parser("check", help="report problems in a memory folder")
-    parser.add_argument("field", help="memory folder or .memoryfield.zip")
+    parser.add_argument("field", nargs="?", help="memory folder or .memoryfield.zip")
     parser.add_argument("--json", action="store_true", help="print findings as JSON")
-    parser.add_argument("--rules", action="store_true", help="list every rule and exit")
-    parser.set_defaults(handler=run)
+    parser.add_argument("--rules", action="store_true", help="list every rule and exit (no FIELD needed)")
+    parser.set_defaults(handler=run, check_parser=parser)
     return ["check"]
 
 
@@ -31,6 +31,8 @@ def run(args: argparse.Namespace) -> int:
             table.add_row(rule.id, Text(rule.severity, style=SEVERITY_STYLE[rule.severity]), rule.explanation)
         console().print(table)
         return 0
+    if args.field is None:
+        args.check_parser.error("the following arguments are required: field")  # exits 2
     field = open_field(args.field)
     findings = run_checks(field)
     summary = summarise(findings, len(field))

@@ -12,6 +12,15 @@ from memtui.cli.output import cell, console, print_json
 from memtui.field.errors import MemtuiError
 from memtui.field.field import open_field
 from memtui.field.history import CURRENT
+from memtui.field.textsafety import one_line
+
+
+def _iso_date(text: str) -> str:
+    """argparse type for --as-of: a bad date is a usage error (exit 2)."""
+    try:
+        return _dt.date.fromisoformat(text).isoformat()
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a date: {text!r}; write it as YYYY-MM-DD") from None
 
 
 def register(sub: argparse._SubParsersAction) -> list[str]:
@@ -19,17 +28,14 @@ def register(sub: argparse._SubParsersAction) -> list[str]:
     parser.add_argument("field", help="memory folder or .memoryfield.zip")
     parser.add_argument("target", help="a page (path, id, title) or a subject (exact, glob or words)")
     parser.add_argument("--json", action="store_true", help="print versions as JSON")
-    parser.add_argument("--as-of", metavar="DATE", help="show only what was valid on DATE (YYYY-MM-DD)")
+    parser.add_argument(
+        "--as-of", metavar="DATE", type=_iso_date, help="show only what was valid on DATE (YYYY-MM-DD)"
+    )
     parser.set_defaults(handler=run)
     return ["history"]
 
 
 def run(args: argparse.Namespace) -> int:
-    if args.as_of:
-        try:
-            _dt.date.fromisoformat(args.as_of)
-        except ValueError:
-            raise MemtuiError(f"not a date: {args.as_of}", "write it as YYYY-MM-DD") from None
     field = open_field(args.field)
     chains = field.history.lookup(args.target)
     chains = [c for c in chains if c.versions]
@@ -41,7 +47,7 @@ def run(args: argparse.Namespace) -> int:
             print_json([v.to_json() for _, v in held if v is not None])
             return 0
         for chain, version in held:
-            line = Text(f"{chain.name} on {args.as_of}: ", style="bold")
+            line = Text(f"{one_line(chain.name)} on {args.as_of}: ", style="bold")
             line.append_text(cell(version.title) if version else Text("nothing recorded yet", style="dim"))
             console().print(line)
         return 0
@@ -50,7 +56,8 @@ def run(args: argparse.Namespace) -> int:
         return 0
     out = console()
     for chain in chains:
-        table = Table(title=Text(f"{chain.name}  ({chain.form} history, oldest first)"), title_justify="left")
+        title = Text(f"{one_line(chain.name)}  ({chain.form} history, oldest first)")
+        table = Table(title=title, title_justify="left")
         table.add_column("status", no_wrap=True)
         table.add_column("version", overflow="fold")
         table.add_column("valid", no_wrap=True)

@@ -13,17 +13,22 @@ import hashlib
 import os
 import shutil
 import stat
+import struct
 import tempfile
 import zipfile
+import zlib
 from pathlib import Path, PurePosixPath
 
 from memtui.field import locations
 from memtui.field.errors import ArchiveError
+from memtui.field.textsafety import visible
 
 MAX_MEMBER_BYTES = 64 * 1024 * 1024
 MAX_TOTAL_BYTES = 512 * 1024 * 1024
 MAX_MEMBERS = 200_000
 SUFFIX = ".memoryfield.zip"
+# What zipfile raises for a damaged archive (beyond BadZipFile), e.g. a bad version field.
+_DAMAGED = (zipfile.BadZipFile, EOFError, NotImplementedError, ValueError, zlib.error, struct.error)
 
 
 def _safe_member_name(name: str) -> str:
@@ -38,6 +43,13 @@ def _safe_member_name(name: str) -> str:
     return "/".join(parts)
 
 
+def _make_folder(folder: Path, member: str) -> None:
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:  # a file member already holds that name, or the name is too long
+        raise ArchiveError(f"cannot extract {member}: {exc.strerror or exc}", "the archive is malformed") from None
+
+
 def _archive_key(path: Path) -> str:
     st = path.stat()
     raw = f"{os.path.abspath(path)}|{st.st_size}|{st.st_mtime_ns}".encode()
@@ -48,7 +60,7 @@ def extract_safely(zip_path: Path, dest: Path) -> int:
     """Extract ``zip_path`` into the empty folder ``dest``; return the file count."""
     try:
         archive = zipfile.ZipFile(zip_path)
-    except (zipfile.BadZipFile, OSError) as exc:
+    except (*_DAMAGED, OSError, zipfile.LargeZipFile) as exc:
         raise ArchiveError(f"cannot open {zip_path.name}: {exc}", "is it a complete .zip file?") from None
     total = 0
     count = 0
@@ -61,15 +73,16 @@ def extract_safely(zip_path: Path, dest: Path) -> int:
             if not name:
                 continue
             mode = info.external_attr >> 16
+            kind = stat.S_IFMT(mode)  # 0 when the archiver stored permission bits only
             if stat.S_ISLNK(mode):
                 raise ArchiveError(f"zip member is a symlink: {info.filename}", "links are not extracted")
             if info.is_dir():
-                (dest / name).mkdir(parents=True, exist_ok=True)
+                _make_folder(dest / name, info.filename)
                 continue
-            if mode and not stat.S_ISREG(mode):
+            if kind and kind != stat.S_IFREG:
                 raise ArchiveError(f"zip member is not a regular file: {info.filename}", "refusing it")
             target = dest / name
-            target.parent.mkdir(parents=True, exist_ok=True)
+            _make_folder(target.parent, info.filename)
             written = 0
             try:
                 with archive.open(info) as source, open(target, "xb") as out:
@@ -92,8 +105,12 @@ def extract_safely(zip_path: Path, dest: Path) -> int:
                         out.write(chunk)
             except FileExistsError:
                 raise ArchiveError(f"zip member appears twice: {info.filename}", "the archive is malformed") from None
-            except (zipfile.BadZipFile, EOFError, NotImplementedError, RuntimeError) as exc:
+            except (*_DAMAGED, RuntimeError) as exc:  # RuntimeError: an encrypted member
                 raise ArchiveError(f"cannot read {info.filename}: {exc}", "the archive is damaged") from None
+            except OSError as exc:
+                raise ArchiveError(
+                    f"cannot extract {info.filename}: {exc.strerror or exc}", "the archive is malformed"
+                ) from None
             os.chmod(target, 0o444)
             count += 1
     return count
@@ -122,11 +139,17 @@ def extract_for_reading(zip_path: Path) -> Path:
 
 
 def export_field(root: Path, out: Path) -> int:
-    """Write every regular file of the field (not .git/, .memtui/, .dream/ or symlinks) to a zip."""
+    """Write every regular file of the field (not .git/, .memtui/, .dream/ or symlinks) to a zip.
+
+    A file deleted while exporting is left out; any other problem raises ``ArchiveError``
+    and leaves no partial archive behind.
+    """
     root = Path(root)
     out = Path(out)
     if not out.name.endswith(SUFFIX):
         raise ArchiveError(f"output must end with {SUFFIX}: {out.name}", f"name it like notes{SUFFIX}")
+    if not root.is_dir():
+        raise ArchiveError(f"not a folder: {root}", "give the memory folder to export")
     out_real = os.path.realpath(out)
     files: list[tuple[str, Path]] = []
     for folder, dirs, names in os.walk(root):
@@ -141,14 +164,27 @@ def export_field(root: Path, out: Path) -> int:
             if path.is_symlink() or not path.is_file() or os.path.realpath(path) == out_real:
                 continue
             rel = name if rel_folder == "." else f"{rel_folder}/{name}".replace(os.sep, "/")
+            if any("\ud800" <= ch <= "\udfff" for ch in rel):
+                raise ArchiveError(
+                    f"file name is not valid UTF-8: {visible(rel)}", "rename the file, then export again"
+                )
             files.append((rel, path))
     out.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(dir=out.parent, prefix=".memtui-", suffix=".zip.tmp")
     os.close(fd)
+    count = 0
     try:
-        with zipfile.ZipFile(tmp, "w", compression=zipfile.ZIP_DEFLATED) as archive:
+        # strict_timestamps=False: files dated before 1980 are stored as 1980, not refused.
+        with zipfile.ZipFile(tmp, "w", compression=zipfile.ZIP_DEFLATED, strict_timestamps=False) as archive:
             for rel, path in files:
-                archive.write(path, rel)
+                try:
+                    archive.write(path, rel)
+                except FileNotFoundError:
+                    continue  # deleted between listing and reading
+                except OSError as exc:
+                    message = f"cannot read {visible(rel)}: {exc.strerror or exc}"
+                    raise ArchiveError(message, "nothing was exported") from None
+                count += 1
         with open(tmp, "rb") as handle:
             os.fsync(handle.fileno())
         os.replace(tmp, out)
@@ -156,4 +192,4 @@ def export_field(root: Path, out: Path) -> int:
         with contextlib.suppress(OSError):
             os.unlink(tmp)
         raise
-    return len(files)
+    return count

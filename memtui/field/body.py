@@ -269,6 +269,9 @@ def inline_chains(claims: list[Claim]) -> list[list[Claim]]:
             if key not in by_key:
                 by_key[key] = []
                 order.append(key)
+            if pending and not claim.struck:
+                by_key[key].extend(pending)  # key-less struck lines join the live line below them
+                pending = []
             by_key[key].append(claim)
         elif claim.struck:
             pending.append(claim)

@@ -50,7 +50,11 @@ _RULES = [
     Rule("origin-unknown", WARNING, "origin is not agent, user, job or external"),
     Rule("confidence-range", ERROR, "confidence must be a number from 0 to 1"),
     Rule("date-invalid", WARNING, "a date field does not parse, or valid_to is before valid_from"),
-    Rule("page-size", WARNING, f"page over the {PAGE_SOFT_LIMIT:,}-byte soft limit: split it"),
+    Rule(
+        "page-size",
+        WARNING,
+        f"page over the {PAGE_SOFT_LIMIT:,}-byte soft limit: split it (not MEMORY.md, not sessions/)",
+    ),
     Rule("untagged-claim", WARNING, "claim line in a fact page without a source tag"),
     Rule("link-broken", WARNING, "[[wikilink]] to a page that does not exist"),
     Rule("cite-broken", ERROR, "[cite:N] with no N-th source"),
@@ -114,10 +118,15 @@ def _as_date(value: Any) -> _dt.date | None:
         return None
 
 
-def _capped(findings: list[Finding], rule: str, path: str) -> list[Finding]:
-    if len(findings) <= MAX_LINE_FINDINGS_PER_RULE:
+def _capped(findings: list[Finding], rule: str, path: str, total: int | None = None) -> list[Finding]:
+    """At most ``MAX_LINE_FINDINGS_PER_RULE`` findings, then one saying how many more there are.
+
+    ``total`` is the real number when ``findings`` is already a truncated list.
+    """
+    total = max(total or 0, len(findings))
+    if total <= MAX_LINE_FINDINGS_PER_RULE:
         return findings
-    rest = len(findings) - MAX_LINE_FINDINGS_PER_RULE
+    rest = total - MAX_LINE_FINDINGS_PER_RULE
     kept = findings[:MAX_LINE_FINDINGS_PER_RULE]
     kept.append(_finding(rule, path, None, f"... and {rest} more like this"))
     return kept
@@ -141,8 +150,11 @@ def check_page_local(info: PageInfo) -> list[Finding]:
             _finding(rule, path, line, f"{label} at column {column}")
         )
     for rule, items in hazard_findings.items():
-        out.extend(_capped(items, rule, path))
-    if info.size > PAGE_SOFT_LIMIT and info.parsed:
+        total = sum(n for kind, n in info.hazard_counts.items() if _HAZARD_RULE.get(kind) == rule)
+        out.extend(_capped(items, rule, path, total))
+    # MEMORY.md has its own cap (memory-too-long); sessions/ is evidence that is never split.
+    exempt = path == "MEMORY.md" or path.startswith("sessions/")
+    if info.size > PAGE_SOFT_LIMIT and info.parsed and not exempt:
         out.append(_finding("page-size", path, None, f"{info.size:,} bytes (soft limit {PAGE_SOFT_LIMIT:,})"))
     meta = info.meta
     lines = info.key_lines
@@ -327,6 +339,14 @@ def run_checks(field: Field, *, include_info: bool = True) -> list[Finding]:
     if not include_info:
         findings = [f for f in findings if f.severity != INFO]
     return sort_findings(findings)
+
+
+def page_findings(field: Field, info: PageInfo) -> list[Finding]:
+    """The findings one page version has on its own and through its links (no field-wide rules).
+
+    Used to tell whether an edit newly breaks something before it is saved.
+    """
+    return check_page_local(info) + _link_findings(field, info)
 
 
 def check_page(field: Field, path: str) -> list[Finding]:

@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import time
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
@@ -20,8 +21,11 @@ from memtui.field import locations, trust
 from memtui.field.errors import FieldNotFoundError
 from memtui.field.page import PageInfo, read_page
 
-CACHE_SCHEMA = 3
+CACHE_SCHEMA = 4
 CACHE_FILE = "pages.json"
+# A page modified this close before memtui read it may be modified again within the same
+# timestamp tick, leaving size and mtime unchanged; such "racy" entries are not cached.
+RACY_WINDOW_NS = 1_000_000_000
 _SLUG_RE = re.compile(r"[^a-z0-9]+")
 _BARE_MD_PATH_RE = re.compile(r"(?<![\w/.-])((?:[\w.-]+/)*[\w.-]+\.md)\b")
 
@@ -108,6 +112,7 @@ class Field:
         self._lookup: dict[str, dict[str, str]] | None = None
         self._history = None
         self._backlinks: dict[str, list[tuple[str, int]]] | None = None
+        self._read_at_ns: dict[str, int] = {}  # when each page was last read from disk
 
     # ------------------------------------------------------------------ loading
     @classmethod
@@ -138,12 +143,19 @@ class Field:
         total = len(entries)
         for number, entry in enumerate(entries, start=1):
             hit = cached.get(entry.path)
-            if hit is not None and hit.get("size") == entry.size and hit.get("mtime_ns") == entry.mtime_ns:
+            if (
+                isinstance(hit, dict)
+                and hit.get("path") == entry.path
+                and hit.get("size") == entry.size
+                and hit.get("mtime_ns") == entry.mtime_ns
+                and isinstance(hit.get("meta"), dict)
+            ):
                 try:
                     field.pages[entry.path] = PageInfo.from_json(hit)
                     continue
-                except (TypeError, ValueError):
+                except (TypeError, ValueError, AttributeError):
                     pass
+            field._read_at_ns[entry.path] = time.time_ns()
             info = read_page(path, entry.path)
             changed += 1
             if info is None:
@@ -181,17 +193,24 @@ class Field:
         payload = {
             "schema": CACHE_SCHEMA,
             "version": __version__,
-            "pages": {path: info.to_json() for path, info in self.pages.items()},
+            "pages": {path: info.to_json() for path, info in self.pages.items() if not self._is_racy(info)},
         }
         try:
             write_internal_file(self._cache_path(), json.dumps(payload, separators=(",", ":")).encode())
         except OSError:
             pass
 
+    def _is_racy(self, info: PageInfo) -> bool:
+        """Was the page modified so shortly before it was read that a same-size rewrite
+        within the same timestamp tick would go unnoticed by the size+mtime test?"""
+        read_at = self._read_at_ns.get(info.path)
+        return read_at is not None and info.mtime_ns >= read_at - RACY_WINDOW_NS
+
     # ------------------------------------------------------------------ changes
     def refresh_page(self, path: str) -> str:
         """Re-read one page after a change on disk. Returns 'added', 'changed', 'removed' or 'same'."""
         before = self.pages.get(path)
+        self._read_at_ns[path] = time.time_ns()
         info = read_page(self.root, path) if self._is_page_path(path) else None
         if info is None:
             if before is None:
@@ -200,7 +219,8 @@ class Field:
             self._invalidate()
             return "removed"
         if before is not None and before.sha256 == info.sha256 and before.problems == info.problems:
-            before.mtime_ns = info.mtime_ns
+            if before.mtime_ns != info.mtime_ns:
+                self.pages[path] = info  # summaries are never mutated in place (snapshots share them)
             return "same"
         self.pages[path] = info
         self._invalidate()
@@ -233,6 +253,18 @@ class Field:
         if any(result.values()):
             self._invalidate()
         return result
+
+    def snapshot(self) -> Field:
+        """A copy sharing the (immutable) page summaries, for analysis on another thread."""
+        copy = Field(self.root, readonly=self.readonly, source=self.source)
+        copy.pages = dict(self.pages)
+        copy.scan_problems = list(self.scan_problems)
+        copy.vanished = list(self.vanished)
+        copy.generation = self.generation
+        copy._read_at_ns = dict(self._read_at_ns)
+        if hasattr(self, "cache_dir"):
+            copy.cache_dir = self.cache_dir
+        return copy
 
     def _invalidate(self) -> None:
         self.generation += 1
@@ -320,7 +352,7 @@ class Field:
         text = text.split("#", 1)[0].split("@", 1)[0].strip()
         if not text:
             return None
-        return self.resolve(text, near=near) if text.endswith(".md") or "/" in text else self.resolve(text, near=near)
+        return self.resolve(text, near=near)
 
     def trust(self, path: str) -> str:
         info = self.pages[path]

@@ -240,17 +240,45 @@ def dump_scalar(value: Any) -> str:
     )
     if dumped.endswith("\n...\n"):
         dumped = dumped[: -len("\n...\n")]
-    return dumped.strip()
+    dumped = dumped.strip()
+    if "\n" in dumped:
+        # A string with line breaks would be folded over several lines (and with
+        # "\n" endings in a CRLF file); a double-quoted scalar keeps it on one line.
+        dumped = yaml.safe_dump(
+            value, default_style='"', default_flow_style=True, allow_unicode=True, width=math.inf
+        ).strip()
+    return dumped
 
 
 def _strip_inline_comment(value: str) -> tuple[str, str]:
-    """Split ``value  # comment`` for plain scalars; quoted values keep everything."""
-    stripped = value.lstrip()
-    if stripped[:1] in {"'", '"', "[", "{", "|", ">"}:
+    """Split ``value  # comment`` into the value and the comment (with its leading blanks).
+
+    A ``#`` inside a quoted string is part of the value, so ``"a # b" # note``
+    keeps ``# note`` as the comment. Block scalars (``|``, ``>``) keep everything.
+    """
+    if value.lstrip()[:1] in {"|", ">"}:
         return value, ""
-    match = re.search(r"[ \t]+#", value)
-    if match:
-        return value[: match.start()], value[match.start() :]
+    quote = ""
+    index = 0
+    while index < len(value):
+        char = value[index]
+        if quote:
+            if quote == '"' and char == "\\":
+                index += 2
+                continue
+            if char == quote:
+                if quote == "'" and value[index + 1 : index + 2] == "'":
+                    index += 2  # '' is an escaped quote inside a single-quoted string
+                    continue
+                quote = ""
+        elif char in "'\"" and (index == 0 or value[index - 1] in " \t[{,:"):
+            quote = char
+        elif char == "#" and index > 0 and value[index - 1] in " \t":
+            start = index
+            while start > 0 and value[start - 1] in " \t":
+                start -= 1
+            return value[:start], value[start:]
+        index += 1
     return value, ""
 
 
@@ -316,7 +344,7 @@ def set_key(text: str, key: str, value: Any) -> str:
             assert match is not None
             line_nl = "\r\n" if original.endswith("\r\n") else ("\n" if original.endswith("\n") else "")
             old_value = original[match.end() :].rstrip("\r\n")
-            _, comment = _strip_inline_comment(old_value) if stop == start + 1 else ("", "")
+            _, comment = _strip_inline_comment(old_value)
             lines[start:stop] = [f"{original[: match.end()]} {rendered}{comment}{line_nl or nl}"]
         new_text = text[: fm.start] + "".join(lines) + text[fm.end :]
     check = parse(new_text)

@@ -300,13 +300,16 @@ class History:
             key = next((c["key"] for c in group if c["key"]), None) or f"line {group[0]['line']}"
             name = f"{path}#{key}"
             versions: list[Version] = []
-            live = [c for c in group if not c["struck"]]
+            last_struck: Version | None = None
             ordered = sorted(
                 group, key=lambda c: (not c["struck"], _date(c["source_date"]) or "", c["line"])
             )
             for claim in ordered:
                 ref = f"{path}#L{claim['line']}"
-                is_current = not claim["struck"] and claim is live[-1]
+                # Every live (not struck) line is current: two of them are a contradiction,
+                # not a silent supersede. Each live line replaces the last struck one.
+                is_current = not claim["struck"]
+                previous = last_struck if is_current else (versions[-1] if versions else None)
                 version = Version(
                     ref=ref,
                     path=path,
@@ -321,15 +324,17 @@ class History:
                     created=None,
                     sources=[claim["source"]] if claim["source"] else [],
                     tag=claim["tag"],
-                    supersedes=[versions[-1].ref] if versions else [],
+                    supersedes=[previous.ref] if previous else [],
                     reason=(
                         f"superseded {claim['superseded_on']}"
                         if claim["superseded_on"]
                         else ("current" if is_current else "superseded (struck through)")
                     ),
                 )
-                if versions:
-                    versions[-1].superseded_by.append(ref)
+                if previous is not None:
+                    previous.superseded_by.append(ref)
+                if not is_current:
+                    last_struck = version
                 versions.append(version)
             chains.append(Chain(name, "inline", versions))
         return chains
@@ -345,11 +350,17 @@ class History:
         return sorted({info.subject for info in self.field.pages.values() if info.subject})
 
     def lookup(self, query: str) -> list[Chain]:
-        """Chains for a page (path, id, title...) or a subject (exact, glob or slug)."""
+        """Chains for a page (path, id, title...), one inline chain (``path#Key``) or a
+        subject (exact, glob or slug)."""
         from memtui.field.field import slug
 
         page = self.field.resolve(query)
         if page is not None:
+            if "#" in query:  # "path#Key" names one inline chain (as Chain.name does)
+                key = slug(query.split("#", 1)[1])
+                named = [c for c in self.inline_chains(page.path) if slug(c.name.split("#", 1)[1]) == key]
+                if named:
+                    return named
             chains = []
             if page.subject or self.component(page.path) != {page.path} or not page.inline_chains:
                 chains.append(self.page_chain(page.path))

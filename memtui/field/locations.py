@@ -1,14 +1,17 @@
 """Where memtui keeps its own files for a field.
 
-Inside a writable field everything memtui writes lives under ``FIELD/.memtui/``:
+Records that belong with the memory live inside the field, under ``FIELD/.memtui/``:
 
-    .memtui/cache/        disposable: the page cache and the Whoosh index
     .memtui/ledger.jsonl  review decisions (never disposable)
     .memtui/blobs/        previous bytes of every page memtui overwrote
-    .memtui/archive/      rejected pages (moved, never deleted)
+    .memtui/archive/      rejected and retired pages (moved, never deleted)
+    .memtui/journal/      an apply in progress (crash recovery)
 
-A read-only field (a ``.memoryfield.zip``) keeps its cache in the user's cache
-folder instead (``$XDG_CACHE_HOME/memtui`` or ``~/.cache/memtui``).
+Caches (the page cache and the Whoosh index) live in the user's cache folder
+(``$XDG_CACHE_HOME/memtui`` or ``~/.cache/memtui``), one folder per field. They
+are disposable, and keeping them out of the field means an agent that writes to
+the field cannot plant a forged cache that makes memtui show something other than
+what is on disk.
 """
 
 from __future__ import annotations
@@ -36,7 +39,7 @@ def user_config_dir() -> Path:
 
 def field_key(path: Path) -> str:
     """A short stable name for a field, used for per-field folders in the user cache."""
-    return hashlib.sha256(os.fsencode(os.path.abspath(path))).hexdigest()[:16]
+    return hashlib.sha256(os.fsencode(os.path.realpath(path))).hexdigest()[:16]
 
 
 def state_dir(root: Path) -> Path:
@@ -44,6 +47,5 @@ def state_dir(root: Path) -> Path:
 
 
 def default_cache_dir(root: Path, *, readonly: bool = False, source: Path | None = None) -> Path:
-    if readonly:
-        return user_cache_dir() / "fields" / field_key(source or root) / "cache"
-    return state_dir(root) / "cache"
+    """The cache folder of a field (for a zip, ``source`` is the archive)."""
+    return user_cache_dir() / "fields" / field_key(source or root) / "cache"

@@ -11,8 +11,10 @@ of the model needs, small enough to keep for 10,000 pages and to cache as JSON.
 
 from __future__ import annotations
 
+import errno
 import hashlib
 import os
+import stat
 from dataclasses import dataclass, field
 from pathlib import PurePosixPath
 from typing import Any
@@ -23,7 +25,7 @@ from memtui.field.textsafety import find_hazards
 
 MAX_PARSE_BYTES = 2 * 1024 * 1024  # bigger files are listed and hashed, not parsed
 BINARY_SNIFF_BYTES = 8192
-MAX_HAZARDS_KEPT = 50
+MAX_HAZARDS_KEPT = 50  # per kind; ``hazard_counts`` has the full numbers
 
 KINDS = ("episodic", "semantic", "procedural", "preference")
 ORIGINS = ("agent", "user", "job", "external")
@@ -88,6 +90,7 @@ class PageInfo:
     numbered_sources: list[str] = field(default_factory=list)
     inline_chains: list[list[dict[str, Any]]] = field(default_factory=list)
     hazards: list[tuple[int, int, str, str]] = field(default_factory=list)  # line, col, kind, label
+    hazard_counts: dict[str, int] = field(default_factory=dict)  # kind -> how many in the page
     problems: list[tuple[str, int | None, str]] = field(default_factory=list)
     newline: str = "\n"
     has_bom: bool = False
@@ -245,7 +248,13 @@ def summarise(parsed: ParsedPage, size: int, mtime_ns: int) -> PageInfo:
     b = parsed.body
     heading_title = next((title for _, level, title in b.headings if level == 1), None)
     text_for_hazards = parsed.text[1:] if parsed.has_bom else parsed.text
-    hazards = find_hazards(text_for_hazards)
+    hazards: list[tuple[int, int, str, str]] = []
+    hazard_counts: dict[str, int] = {}
+    for hazard in find_hazards(text_for_hazards):
+        # Keep the first few of each kind, so a flood of one kind cannot hide another.
+        hazard_counts[hazard.kind] = hazard_counts.get(hazard.kind, 0) + 1
+        if hazard_counts[hazard.kind] <= MAX_HAZARDS_KEPT:
+            hazards.append((hazard.line, hazard.column, hazard.kind, hazard.label))
     chains = [
         [
             {
@@ -282,7 +291,8 @@ def summarise(parsed: ParsedPage, size: int, mtime_ns: int) -> PageInfo:
         citations=[(c.number, c.line) for c in b.citations],
         numbered_sources=b.numbered_sources,
         inline_chains=chains,
-        hazards=[(h.line, h.column, h.kind, h.label) for h in hazards[:MAX_HAZARDS_KEPT]],
+        hazards=hazards,
+        hazard_counts=hazard_counts,
         problems=[(p.rule, p.line, p.message) for p in parsed.problems],
         newline=parsed.newline,
         has_bom=parsed.has_bom,
@@ -305,14 +315,25 @@ def unparsed_info(path: str, data: bytes, size: int, mtime_ns: int, rule: str, m
 
 
 def read_bytes(abspath: str | os.PathLike[str]) -> tuple[bytes, os.stat_result] | None:
-    """Read a regular file without following a symlink at the last step; None if gone."""
-    flags = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
+    """Read a regular file without following a symlink at the last step; None if gone.
+
+    ``O_NONBLOCK`` keeps a FIFO put where a page was from blocking the reader;
+    anything but a regular file raises ``OSError``.
+    """
+    flags = (
+        os.O_RDONLY
+        | getattr(os, "O_NOFOLLOW", 0)
+        | getattr(os, "O_CLOEXEC", 0)
+        | getattr(os, "O_NONBLOCK", 0)
+    )
     try:
         fd = os.open(abspath, flags)
     except FileNotFoundError:
         return None
     try:
         st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            raise OSError(errno.EINVAL, "not a regular file")
         chunks = []
         while True:
             chunk = os.read(fd, 1 << 20)
@@ -348,12 +369,15 @@ def read_page(root: str | os.PathLike[str], path: str) -> PageInfo | None:
     try:
         result = read_bytes(abspath)
     except OSError as exc:
+        reason = exc.strerror or str(exc)
+        if exc.errno == errno.ELOOP:
+            reason = "it is a symlink, which memtui does not follow"
         return PageInfo(
             path=path,
             size=0,
             mtime_ns=0,
             sha256="",
-            problems=[("page-unreadable", None, f"cannot read: {exc.strerror or exc}")],
+            problems=[("page-unreadable", None, f"cannot read: {reason}")],
             parsed=False,
             tag_counts=dict.fromkeys(body_mod.SOURCE_TAGS, 0),
         )

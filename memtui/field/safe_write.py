@@ -15,6 +15,7 @@ from __future__ import annotations
 import contextlib
 import errno
 import os
+import re
 import stat
 import tempfile
 from pathlib import Path, PurePosixPath
@@ -27,6 +28,19 @@ from memtui.field.page import sha256_bytes
 
 MUST_NOT_EXIST = "absent"  # pass as expected_hash when creating a new page
 PROTECTED_TOP = (locations.SESSIONS_DIR, ".git")
+
+
+@contextlib.contextmanager
+def _os_errors_as_memtui_errors(action: str, relpath: str):
+    """Turn an OSError (no space, no permission, a file where a folder should be) into
+    a MemtuiError with a hint, so callers that catch MemtuiError never see a traceback."""
+    try:
+        yield
+    except OSError as exc:
+        raise MemtuiError(
+            f"cannot {action} {relpath}: {exc.strerror or exc}",
+            "check the folder's permissions and free space; the page was not changed",
+        ) from exc
 
 
 def _fsync_dir(folder: Path) -> None:
@@ -135,11 +149,20 @@ def keep_blob(root: Path, data: bytes) -> str:
 
 
 def read_blob(root: Path, digest: str) -> bytes:
+    """The bytes stored under ``digest``; refused if the stored copy does not hash to it."""
+    if not re.fullmatch(r"[0-9a-f]{64}", digest or ""):
+        raise MemtuiError(f"not a content hash: {digest!r}", "blobs are named by their sha256")
     path = locations.state_dir(root) / "blobs" / digest[:2] / digest
     try:
-        return path.read_bytes()
+        data = path.read_bytes()
     except FileNotFoundError:
         raise MemtuiError(f"no saved copy of version {digest[:12]}", "it was never stored by memtui") from None
+    if sha256_bytes(data) != digest:
+        raise MemtuiError(
+            f"the saved copy of version {digest[:12]} has been altered",
+            "something other than memtui wrote into .memtui/blobs; restore it by hand",
+        )
+    return data
 
 
 def write_page(
@@ -162,13 +185,14 @@ def write_page(
         raise ReadOnlyFieldError("this field is read-only (opened from a zip)", "export or extract it to edit")
     root = Path(root)
     target = resolve_in_field(root, relpath)
-    try:
-        with open(target, "rb") as handle:
-            old = handle.read()
-        old_mode: int | None = stat.S_IMODE(os.stat(target).st_mode)
-    except FileNotFoundError:
-        old = None
-        old_mode = None
+    with _os_errors_as_memtui_errors("read", relpath):
+        try:
+            with open(target, "rb") as handle:
+                old = handle.read()
+            old_mode: int | None = stat.S_IMODE(os.stat(target).st_mode)
+        except FileNotFoundError:
+            old = None
+            old_mode = None
     if expected_hash == MUST_NOT_EXIST and old is not None:
         raise StaleWriteError(
             f"{relpath} already exists", "choose another name or open the existing page",
@@ -184,10 +208,11 @@ def write_page(
                 "reload it, or choose to overwrite",
                 current_hash=now,
             )
-    target.parent.mkdir(parents=True, exist_ok=True)
-    if old is not None and keep_previous:
-        keep_blob(root, old)
-    _atomic_replace(target, data, old_mode if old_mode is not None else _default_mode())
+    with _os_errors_as_memtui_errors("write", relpath):
+        target.parent.mkdir(parents=True, exist_ok=True)
+        if old is not None and keep_previous:
+            keep_blob(root, old)
+        _atomic_replace(target, data, old_mode if old_mode is not None else _default_mode())
     return sha256_bytes(data)
 
 
@@ -202,10 +227,11 @@ def set_frontmatter_keys(
     root: Path, relpath: str, values: dict[str, Any], *, expected_hash: str | None, readonly: bool = False
 ) -> str:
     target = resolve_in_field(Path(root), relpath)
-    try:
-        data = target.read_bytes()
-    except FileNotFoundError:
-        raise StaleWriteError(f"{relpath} no longer exists", "it was moved or deleted") from None
+    with _os_errors_as_memtui_errors("read", relpath):
+        try:
+            data = target.read_bytes()
+        except FileNotFoundError:
+            raise StaleWriteError(f"{relpath} no longer exists", "it was moved or deleted") from None
     if expected_hash is not None and sha256_bytes(data) != expected_hash:
         raise StaleWriteError(
             f"{relpath} changed on disk since it was loaded", "look at it again before changing it",
@@ -235,23 +261,24 @@ def move_page(
         raise StaleWriteError(f"{src} changed on disk since it was loaded", "look at it again first")
     if not source.exists():
         raise StaleWriteError(f"{src} no longer exists", "it was moved or deleted")
-    dest.parent.mkdir(parents=True, exist_ok=True)
-    try:
-        # link + unlink never replaces an existing destination.
-        os.link(source, dest)
-    except FileExistsError:
-        raise UnsafePathError(f"{dst} already exists", "choose another destination") from None
-    except OSError as exc:
-        if exc.errno not in (errno.EXDEV, errno.EPERM, errno.ENOTSUP, errno.EMLINK):
-            raise
-        if dest.exists():
+    with _os_errors_as_memtui_errors("move", src):
+        dest.parent.mkdir(parents=True, exist_ok=True)
+        try:
+            # link + unlink never replaces an existing destination.
+            os.link(source, dest)
+        except FileExistsError:
             raise UnsafePathError(f"{dst} already exists", "choose another destination") from None
-        os.rename(source, dest)
+        except OSError as exc:
+            if exc.errno not in (errno.EXDEV, errno.EPERM, errno.ENOTSUP, errno.EMLINK):
+                raise
+            if dest.exists():
+                raise UnsafePathError(f"{dst} already exists", "choose another destination") from None
+            os.rename(source, dest)
+            _fsync_dir(dest.parent)
+            return
+        os.unlink(source)
         _fsync_dir(dest.parent)
-        return
-    os.unlink(source)
-    _fsync_dir(dest.parent)
-    _fsync_dir(source.parent)
+        _fsync_dir(source.parent)
 
 
 def write_internal_file(path: Path, data: bytes) -> None:

@@ -37,11 +37,17 @@ ZERO_WIDTH_NAMES = {
     "\u180e": "MVS",
 }
 
-# C0 controls except tab and newline, DEL, C1 controls; bidi; zero-width; surrogates.
+# Unicode "tag" characters are invisible; they can carry a hidden ASCII text (each
+# U+E0020..U+E007E stands for one ASCII character), a known prompt-injection trick.
+TAG_FIRST, TAG_LAST = 0xE0000, 0xE007F
+_TAGS = "\U000e0000-\U000e007f"
+
+# C0 controls except tab and newline, DEL, C1 controls; bidi; zero-width; tags; surrogates.
 _HAZARD_RE = re.compile(
     "[\x00-\x08\x0b-\x1f\x7f\x80-\x9f"
     + "".join(BIDI_NAMES)
     + "".join(ZERO_WIDTH_NAMES)
+    + _TAGS
     + "\ud800-\udfff]"
 )
 # The same set but keeping carriage return (handled as a line ending elsewhere).
@@ -49,6 +55,7 @@ _HAZARD_NO_CR_RE = re.compile(
     "[\x00-\x08\x0b\x0c\x0e-\x1f\x7f\x80-\x9f"
     + "".join(BIDI_NAMES)
     + "".join(ZERO_WIDTH_NAMES)
+    + _TAGS
     + "\ud800-\udfff]"
 )
 
@@ -70,7 +77,7 @@ class Hazard:
 def classify(char: str) -> str:
     if char in BIDI_NAMES:
         return "bidi"
-    if char in ZERO_WIDTH_NAMES:
+    if char in ZERO_WIDTH_NAMES or TAG_FIRST <= ord(char) <= TAG_LAST:
         return "zero-width"
     if "\ud800" <= char <= "\udfff":
         return "invalid-utf8"
@@ -84,6 +91,10 @@ def placeholder(char: str) -> str:
         return f"\u27e8{BIDI_NAMES[char]}\u27e9"
     if char in ZERO_WIDTH_NAMES:
         return f"\u27e8{ZERO_WIDTH_NAMES[char]}\u27e9"
+    if 0xE0020 < code < 0xE007F:  # a hidden ASCII character: show which one
+        return f"\u27e8TAG {chr(code - 0xE0000)}\u27e9"
+    if TAG_FIRST <= code <= TAG_LAST:
+        return f"\u27e8TAG x{code - TAG_FIRST:02X}\u27e9"
     if 0xDC80 <= code <= 0xDCFF:  # surrogateescape'd byte
         return f"\u27e8x{code - 0xDC00:02X}\u27e9"
     if 0xD800 <= code <= 0xDFFF:

@@ -1,11 +1,14 @@
 """Trust state of a page: quarantined, unreviewed or reviewed.
 
-- ``quarantined``: not reviewed and tainted; tainted means ``taint: external``,
+- ``quarantined``: not reviewed and tainted; tainted means any ``taint`` value
+  (``external`` in the format; ``null``, ``none``, ``false`` and empty mean untainted),
   ``origin: external``, or the page lives under ``quarantine/``. Such a page can be
   found by search but is never auto-loaded nor listed in ``MEMORY.md``.
-- ``unreviewed``: ``reviewed: false`` and not tainted.
+- ``unreviewed``: a ``reviewed`` key that is not true (``false``, ``null``, ``pending``...)
+  and not tainted.
 - ``reviewed``: ``reviewed: true``, or no ``reviewed`` key on an untainted page
   (pages written by the user or before review existed carry no marker).
+Unexpected values fail safe: they never make a page look more trusted.
 """
 
 from __future__ import annotations
@@ -24,17 +27,16 @@ def _is_true(value: Any) -> bool:
     return value is True or (isinstance(value, str) and value.strip().lower() in {"true", "yes"})
 
 
-def _is_false(value: Any) -> bool:
-    return value is False or (isinstance(value, str) and value.strip().lower() in {"false", "no"})
+_UNTAINTED = {"", "null", "none", "false", "no", "~"}
 
 
 def is_tainted(meta: dict[str, Any], path: str) -> bool:
     taint = meta.get("taint")
     origin = meta.get("origin")
-    return (
-        (isinstance(taint, str) and taint.strip().lower() == "external")
-        or (isinstance(origin, str) and origin.strip().lower() == "external")
-        or path.startswith(QUARANTINE_FOLDER + "/")
+    if taint is not None and taint is not False and str(taint).strip().lower() not in _UNTAINTED:
+        return True
+    return (isinstance(origin, str) and origin.strip().lower() == "external") or path.startswith(
+        QUARANTINE_FOLDER + "/"
     )
 
 
@@ -44,8 +46,8 @@ def trust_state(meta: dict[str, Any], path: str) -> str:
         return REVIEWED
     if is_tainted(meta, path):
         return QUARANTINED
-    if _is_false(reviewed):
-        return UNREVIEWED
+    if "reviewed" in meta:
+        return UNREVIEWED  # false, null, "pending", 0 ...: anything but true
     return REVIEWED
 
 

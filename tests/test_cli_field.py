@@ -1,0 +1,217 @@
+"""The CLI over the memory model: ``memtui check``, ``export`` and ``demo`` (``history`` is in
+test_history.py). Output is inert text, exit codes are 0 clean / 1 errors / 2 bad usage."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from memtui.field.locations import default_cache_dir
+
+from memtui import __version__
+from memtui.cli import open as open_cmd
+from memtui.field.checks import RULES, run_checks
+from memtui.field.field import Field
+from memtui.resources import sample_field_dir
+from tests.helpers_field import make_field, page, run_cli, run_cli_json, tree_hashes
+
+FINDING_KEYS = {"rule", "severity", "path", "line", "message"}
+
+
+@pytest.fixture(autouse=True)
+def _wide_terminal(monkeypatch):
+    monkeypatch.setenv("COLUMNS", "250")
+
+
+# --------------------------------------------------------------------------- check
+
+
+def test_check_json_on_the_sample_field(sample_field, capsys):
+    code, data, err = run_cli_json(["check", sample_field], capsys)
+    assert code == 1 and err == ""
+    assert set(data) == {"findings", "summary"}
+    assert all(set(f) == FINDING_KEYS for f in data["findings"])
+    api = run_checks(Field.load(sample_field, use_cache=False))
+    assert data["findings"] == [f.to_json() for f in api]
+    summary = data["summary"]
+    assert summary["pages"] == 65
+    assert summary["errors"] == sum(1 for f in api if f.severity == "error") > 0
+    assert summary["warnings"] == sum(1 for f in api if f.severity == "warning")
+    assert sum(summary["by_rule"].values()) == len(api)
+
+
+def test_check_output_is_inert(sample_field, capsys):
+    code, out, err = run_cli(["check", sample_field], capsys)
+    assert code == 1
+    for hostile in ("\x1b", "\x07", "\u202e", "\u200b"):
+        assert hostile not in out
+    assert "␛" in out and "⟨RLO⟩" in out  # shown as visible placeholders
+    assert "65 pages, " in out and " errors, " in out
+    code, raw, _ = run_cli(["check", sample_field, "--json"], capsys)
+    assert raw.isascii()
+
+
+def test_check_exit_codes(tmp_path, capsys):
+    clean = make_field(tmp_path / "clean", {"notes/a.md": "A fact with a source tag here. [stated]\n"})
+    code, out, _ = run_cli(["check", clean], capsys)
+    assert code == 0 and "1 pages, 0 errors, 0 warnings, 0 notes" in out
+
+    warnings_only = make_field(tmp_path / "warn", {"notes/a.md": page("kind: opinion", "Tagged fact line here. [stated]\n")})
+    code, data, _ = run_cli_json(["check", warnings_only], capsys)
+    assert code == 0 and data["summary"]["warnings"] == 1 and data["summary"]["errors"] == 0
+
+    errors = make_field(tmp_path / "err", {"notes/a.md": page("confidence: 2", "Tagged fact line here. [stated]\n")})
+    code, data, _ = run_cli_json(["check", errors], capsys)
+    assert code == 1 and data["findings"][0]["rule"] == "confidence-range"
+
+    empty = make_field(tmp_path / "empty", {})
+    code, data, _ = run_cli_json(["check", empty], capsys)
+    assert code == 0 and data == {"findings": [], "summary": {**data["summary"], "pages": 0}}
+
+
+@pytest.mark.parametrize("make_target", ["missing", "file"])
+def test_check_on_a_missing_folder_or_a_plain_file_is_bad_usage(tmp_path, capsys, make_target):
+    target = tmp_path / "nothing-here"
+    if make_target == "file":
+        target = tmp_path / "notes.txt"
+        target.write_text("x")
+    code, out, err = run_cli(["check", target, "--json"], capsys)
+    assert code == 2 and out == ""
+    assert err.startswith("error: ") and "hint: " in err and "Traceback" not in err
+
+
+@pytest.mark.parametrize("argv", [["check"], ["check", ".", "--bogus"], ["history", "."], ["export", "."]])
+def test_bad_arguments_exit_2(argv, capsys):
+    with pytest.raises(SystemExit) as info:
+        run_cli(argv, capsys)
+    assert info.value.code == 2
+    assert "usage:" in capsys.readouterr().err
+
+
+def test_check_rules_lists_every_rule(capsys):
+    code, out, _ = run_cli(["check", "--rules"], capsys)
+    assert code == 0
+    for rule in RULES:
+        assert rule in out
+
+
+def test_version(capsys):
+    with pytest.raises(SystemExit) as info:
+        run_cli(["--version"], capsys)
+    assert info.value.code == 0
+    assert capsys.readouterr().out.strip() == f"memtui {__version__}"
+
+
+def test_check_in_a_subprocess_exit_codes(tmp_path, sample_field):
+    env = {**os.environ, "PYTHONIOENCODING": "utf-8"}
+    missing = subprocess.run(
+        [sys.executable, "-m", "memtui", "check", str(tmp_path / "missing")],
+        capture_output=True, text=True, timeout=60, env=env,
+    )
+    assert missing.returncode == 2 and "Traceback" not in missing.stderr and "no such folder" in missing.stderr
+    sample = subprocess.run(
+        [sys.executable, "-m", "memtui", "check", str(sample_field), "--json"],
+        capture_output=True, text=True, timeout=60, env=env,
+    )
+    assert sample.returncode == 1
+    assert len(json.loads(sample.stdout)["findings"]) > 0
+
+
+def test_a_closed_pipe_is_not_a_traceback(tmp_path):
+    # `memtui check FIELD --json | head -1`: the reader leaves long before the output ends.
+    root = make_field(tmp_path / "f", {f"notes/p{n}.md": page(f"kind: odd{n}") for n in range(1500)})
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "memtui", "check", str(root), "--json"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
+    assert proc.stdout.read(10).startswith(b"{")
+    proc.stdout.close()
+    err = proc.stderr.read().decode()
+    proc.wait(timeout=60)
+    assert "Traceback" not in err and "BrokenPipe" not in err
+    assert proc.returncode == 1
+
+
+# --------------------------------------------------------------------------- export
+
+
+def test_export_then_check_the_archive(sample_field, tmp_path, capsys):
+    out = tmp_path / "sample.memoryfield.zip"
+    code, text, err = run_cli(["export", sample_field, out], capsys)
+    assert code == 0 and err == ""
+    assert text.startswith("wrote ") and out.is_file()
+    code, from_zip, _ = run_cli_json(["check", out], capsys)
+    code_dir, from_dir, _ = run_cli_json(["check", sample_field], capsys)
+    assert code == code_dir == 1
+    assert from_zip["findings"] == from_dir["findings"]
+    code, history, _ = run_cli_json(["history", out, "decision/public-api"], capsys)
+    assert code == 0 and [e["status"] for e in history] == ["superseded", "superseded", "current"]
+
+
+def test_export_errors_are_clear(tmp_path, capsys):
+    root = make_field(tmp_path / "f", {"a.md": "# A\n"})
+    code, out, err = run_cli(["export", root, tmp_path / "wrong.zip"], capsys)
+    assert code == 1 and "must end with .memoryfield.zip" in err
+    code, out, err = run_cli(["export", tmp_path / "missing", tmp_path / "x.memoryfield.zip"], capsys)
+    assert code == 2 and "not a folder" in err
+    bad = tmp_path / "bad.memoryfield.zip"
+    bad.write_bytes(b"not a zip")
+    code, out, err = run_cli(["check", bad], capsys)
+    assert code == 1 and "cannot open bad.memoryfield.zip" in err and "Traceback" not in err
+
+
+# --------------------------------------------------------------------------- demo
+
+
+def _without_state(hashes: dict[str, str]) -> dict[str, str]:
+    return {k: v for k, v in hashes.items() if not k.startswith(".memtui/")}
+
+
+def test_copy_sample_field_is_byte_identical_and_leaves_the_original_alone(tmp_path):
+    original = sample_field_dir()
+    before = tree_hashes(original)
+    copy = open_cmd.copy_sample_field(tmp_path)
+    assert copy.parent.parent == tmp_path and copy.name == "sample-field"
+    assert tree_hashes(copy) == _without_state(before)
+    Field.load(copy)  # using the copy writes nothing into the original
+    write = copy / "notes" / "q3-digest.md"
+    write.write_text("changed in the copy")
+    assert tree_hashes(original) == before
+    assert (default_cache_dir(copy) / "pages.json").is_file()
+
+
+@pytest.mark.parametrize("keep", [False, True])
+def test_demo_opens_a_copy_and_cleans_up_unless_kept(monkeypatch, capsys, keep):
+    original = sample_field_dir()
+    before = tree_hashes(original)
+    seen: list[Path] = []
+
+    def fake_launch(path: Path, args) -> int:  # stands in for the TUI
+        seen.append(path)
+        assert path != original and (path / "MEMORY.md").is_file()
+        return 0
+
+    monkeypatch.setattr(open_cmd, "_launch", fake_launch)
+    code, out, _ = run_cli(["demo", *(["--keep"] if keep else [])], capsys)
+    (copy,) = seen
+    try:
+        assert code == 0
+        assert copy.exists() is keep
+        assert (str(copy) in out.replace("\n", "")) is keep
+    finally:
+        if copy.exists():
+            import shutil
+
+            shutil.rmtree(copy.parent)
+    assert tree_hashes(original) == before
+
+
+def test_open_a_missing_field_is_bad_usage(tmp_path, capsys):
+    code, out, err = run_cli([tmp_path / "missing"], capsys)
+    assert code == 2 and "no such folder" in err
