@@ -19,6 +19,8 @@ COMMAND_MODULES = (
     "memtui.cli.check",
     "memtui.cli.history",
     "memtui.cli.export",
+    "memtui.cli.quarantine",
+    "memtui.cli.proposals",
 )
 
 EXIT_OK = 0

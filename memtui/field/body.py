@@ -134,6 +134,10 @@ def parse_claim(text: str, *, line: int, struck: bool, superseded_on: str | None
     return Claim(line, key, rest, tag, source, source_date, struck, superseded_on)
 
 
+_WORD_RE = re.compile(r"\w+")
+_SECTION_CLEAN_RE = re.compile(r"[^\w ]+")
+
+
 def _is_claim_text(text: str, section: str) -> bool:
     """Does this (non-heading, non-code) line assert something?"""
     if section in NON_CLAIM_HEADINGS:
@@ -141,70 +145,80 @@ def _is_claim_text(text: str, section: str) -> bool:
     content = _strip_marker(text)
     if not content or content.endswith(":"):
         return False
-    # A line that is only links ("[[a]], [[b]]") is navigation, not a claim.
-    without_links = WIKILINK_RE.sub("", MD_LINK_RE.sub("", content))
-    words = re.findall(r"\w+", without_links)
-    if len(words) < 3:
-        return False
     if content.startswith(("<!--", "![", "|")):
         return False
-    return True
+    if "[" in content:
+        # A line that is only links ("[[a]], [[b]]") is navigation, not a claim.
+        content = WIKILINK_RE.sub("", MD_LINK_RE.sub("", content))
+    words = _WORD_RE.findall(content)
+    return len(words) >= 3
 
 
 def parse_body(text: str, first_line: int = 1) -> Body:
-    """Parse body text; ``first_line`` is the file line number of its first line."""
+    """Parse body text; ``first_line`` is the file line number of its first line.
+
+    ``Body.claims`` holds every struck-through history line and, when the page has
+    any, the live ``Key: value`` lines they may pair with (parsing every claim of
+    every page would cost more than the rest of the parse together).
+    """
     body = Body()
     counts = dict.fromkeys(SOURCE_TAGS, 0)
     in_fence = ""
     section = ""
+    live_claims: list[tuple[int, str]] = []
     raw_lines = text.split("\n")
     if raw_lines and raw_lines[-1] == "":
         raw_lines.pop()
+    lines = body.lines
     for offset, raw in enumerate(raw_lines):
         number = first_line + offset
         line_text = raw[:-1] if raw.endswith("\r") else raw
-        fence = FENCE_RE.match(line_text)
+        head = line_text[:4]
+        fence = FENCE_RE.match(line_text) if ("`" in head or "~" in head) else None
         if in_fence:
             if fence and fence.group(1)[0] == in_fence[0] and len(fence.group(1)) >= len(in_fence):
                 in_fence = ""
-                body.lines.append(BodyLine(number, line_text, "fence", section=section))
+                lines.append(BodyLine(number, line_text, "fence", section=section))
             else:
-                body.lines.append(BodyLine(number, line_text, "code", section=section))
+                lines.append(BodyLine(number, line_text, "code", section=section))
             continue
         if fence:
             in_fence = fence.group(1)
-            body.lines.append(BodyLine(number, line_text, "fence", section=section))
+            lines.append(BodyLine(number, line_text, "fence", section=section))
             continue
         stripped = line_text.strip()
         if not stripped:
-            body.lines.append(BodyLine(number, line_text, "blank", section=section))
+            lines.append(BodyLine(number, line_text, "blank", section=section))
             continue
-        heading = HEADING_RE.match(line_text)
+        has_bracket = "[" in line_text
+        heading = HEADING_RE.match(line_text) if line_text.startswith("#") else None
         if heading:
             level = len(heading.group(1))
             title = heading.group(2).strip()
-            section = re.sub(r"[^\w ]+", "", title).strip().lower()
+            section = _SECTION_CLEAN_RE.sub("", title).strip().lower()
             body.headings.append((number, level, title))
-            entry = BodyLine(number, line_text, "heading", heading_level=level, section=section)
-            body.lines.append(entry)
-            _collect_refs(body, line_text, number)
+            lines.append(BodyLine(number, line_text, "heading", heading_level=level, section=section))
+            if has_bracket:
+                _collect_refs(body, line_text, number)
             continue
-        tags = [t.lower() for t in TAG_RE.findall(line_text)]
+        tags = [t.lower() for t in TAG_RE.findall(line_text)] if has_bracket else []
         for tag in tags:
             counts[tag] += 1
-        _collect_refs(body, line_text, number)
+        if has_bracket:
+            _collect_refs(body, line_text, number)
         if section in SOURCE_HEADINGS:
             numbered = NUMBERED_SOURCE_RE.match(line_text)
             if numbered:
                 body.numbered_sources.append(numbered.group(3))
-        if HR_RE.match(line_text):
+        first = stripped[0]
+        if first in "-*_" and HR_RE.match(line_text):
             kind = "rule"
-        elif stripped.startswith(">"):
+        elif first == ">":
             kind = "quote"
-        elif stripped.startswith("|") or TABLE_SEP_RE.match(line_text) and "|" in line_text:
+        elif first == "|" or ("|" in line_text and TABLE_SEP_RE.match(line_text)):
             kind = "table"
         else:
-            struck = STRUCK_RE.match(line_text)
+            struck = STRUCK_RE.match(line_text) if "~~" in line_text else None
             if struck:
                 kind = "struck"
                 after = struck.group("after")
@@ -219,14 +233,17 @@ def parse_body(text: str, first_line: int = 1) -> Body:
                 )
             elif _is_claim_text(line_text, section):
                 kind = "claim"
-                claim = parse_claim(_strip_marker(line_text), line=number, struck=False, superseded_on=None)
-                body.claims.append(claim)
+                live_claims.append((number, line_text))
                 if not tags:
                     body.untagged_claim_lines.append(number)
             else:
                 kind = "note"
-        body.lines.append(BodyLine(number, line_text, kind, tags=tags, section=section))
+        lines.append(BodyLine(number, line_text, kind, tags=tags, section=section))
     body.tag_counts = counts
+    if body.claims and live_claims:
+        for number, line_text in live_claims:
+            body.claims.append(parse_claim(_strip_marker(line_text), line=number, struck=False, superseded_on=None))
+        body.claims.sort(key=lambda claim: claim.line)
     return body
 
 

@@ -23,6 +23,7 @@ from memtui.field.page import PageInfo, read_page
 
 CACHE_SCHEMA = 4
 CACHE_FILE = "pages.json"
+READ_BATCH = 500
 # A page modified this close before memtui read it may be modified again within the same
 # timestamp tick, leaving size and mtime unchanged; such "racy" entries are not cached.
 RACY_WINDOW_NS = 1_000_000_000
@@ -113,6 +114,7 @@ class Field:
         self._history = None
         self._backlinks: dict[str, list[tuple[str, int]]] | None = None
         self._read_at_ns: dict[str, int] = {}  # when each page was last read from disk
+        self._cache_stale = False
 
     # ------------------------------------------------------------------ loading
     @classmethod
@@ -126,6 +128,36 @@ class Field:
         source: Path | None = None,
         progress=None,
     ) -> Field:
+        """Scan the folder and read every page (unchanged pages come from the page cache)."""
+        field, pending = cls.open_cached(
+            root, cache_dir=cache_dir, use_cache=use_cache, readonly=readonly, source=source
+        )
+        total = len(pending)
+        for start in range(0, total, READ_BATCH):
+            batch = pending[start : start + READ_BATCH]
+            field.add_pages(*field.read_entries(batch))
+            if progress is not None:
+                progress(min(start + READ_BATCH, total), total)
+        if use_cache and (total or field._cache_stale):
+            field.save_cache()
+        return field
+
+    @classmethod
+    def open_cached(
+        cls,
+        root: str | os.PathLike[str],
+        *,
+        cache_dir: Path | None = None,
+        use_cache: bool = True,
+        readonly: bool = False,
+        source: Path | None = None,
+    ) -> tuple[Field, list[ScanEntry]]:
+        """First half of a load: scan, and take every unchanged page from the cache.
+
+        Returns the field and the entries still to read (with ``read_entries``,
+        possibly on another thread, then ``add_pages`` on the field's own thread).
+        A user interface can show the list at once and fill it in as pages arrive.
+        """
         path = Path(root)
         if not path.exists():
             raise FieldNotFoundError(f"no such folder: {path}", "give the path of a memory folder")
@@ -139,9 +171,8 @@ class Field:
         field.cache_dir = cache_dir
         entries, field.scan_problems = scan(path)
         cached = field._read_cache() if use_cache else {}
-        changed = 0
-        total = len(entries)
-        for number, entry in enumerate(entries, start=1):
+        pending: list[ScanEntry] = []
+        for entry in entries:
             hit = cached.get(entry.path)
             if (
                 isinstance(hit, dict)
@@ -155,18 +186,32 @@ class Field:
                     continue
                 except (TypeError, ValueError, AttributeError):
                     pass
-            field._read_at_ns[entry.path] = time.time_ns()
-            info = read_page(path, entry.path)
-            changed += 1
+            pending.append(entry)
+        field._cache_stale = len(cached) != len(field.pages)
+        return field, pending
+
+    def read_entries(self, entries: list[ScanEntry]) -> tuple[dict[str, PageInfo], list[str], dict[str, int]]:
+        """Read and summarise pages. Touches no state, so it may run on another thread."""
+        pages: dict[str, PageInfo] = {}
+        vanished: list[str] = []
+        read_at: dict[str, int] = {}
+        for entry in entries:
+            read_at[entry.path] = time.time_ns()
+            info = read_page(self.root, entry.path)
             if info is None:
-                field.vanished.append(entry.path)
-                continue
-            field.pages[entry.path] = info
-            if progress is not None and number % 200 == 0:
-                progress(number, total)
-        if use_cache and (changed or len(cached) != len(field.pages)):
-            field.save_cache()
-        return field
+                vanished.append(entry.path)
+            else:
+                pages[entry.path] = info
+        return pages, vanished, read_at
+
+    def add_pages(self, pages: dict[str, PageInfo], vanished: list[str], read_at: dict[str, int]) -> None:
+        """Second half of a load: take pages read by ``read_entries``."""
+        self.pages.update(pages)
+        self._read_at_ns.update(read_at)
+        self.vanished.extend(vanished)
+        if pages or vanished:
+            self._cache_stale = True
+            self._invalidate()
 
     cache_dir: Path
 
@@ -289,7 +334,8 @@ class Field:
             by_stem: dict[str, str] = {}
             by_slug: dict[str, str] = {}
             by_path: dict[str, str] = {}
-            for path, info in self.pages.items():
+            for path in sorted(self.pages):  # sorted: the first of equal titles wins, whatever the load order
+                info = self.pages[path]
                 by_path[path.casefold()] = path
                 by_path[path[:-3].casefold()] = path
                 for ident in (info.id, info.uuid):
@@ -404,16 +450,33 @@ class Field:
         return self._history
 
 
+def _zip_root(p: Path) -> Path | None:
+    if p.is_file() and p.name.endswith(".zip"):
+        from memtui.field.archive import extract_for_reading
+
+        return extract_for_reading(p)
+    return None
+
+
 def open_field(
     path: str | os.PathLike[str], *, cache_dir: Path | None = None, use_cache: bool = True, progress=None
 ) -> Field:
     """Open a folder, or a ``*.memoryfield.zip`` read-only through a safe extraction."""
     p = Path(path)
-    if p.is_file() and p.name.endswith(".zip"):
-        from memtui.field.archive import extract_for_reading
-
-        root = extract_for_reading(p)
+    root = _zip_root(p)
+    if root is not None:
         return Field.load(
             root, cache_dir=cache_dir, use_cache=use_cache, readonly=True, source=p, progress=progress
         )
     return Field.load(p, cache_dir=cache_dir, use_cache=use_cache, progress=progress)
+
+
+def open_field_cached(
+    path: str | os.PathLike[str], *, cache_dir: Path | None = None, use_cache: bool = True
+) -> tuple[Field, list[ScanEntry]]:
+    """Like ``open_field``, but stop after the cached pages (see ``Field.open_cached``)."""
+    p = Path(path)
+    root = _zip_root(p)
+    if root is not None:
+        return Field.open_cached(root, cache_dir=cache_dir, use_cache=use_cache, readonly=True, source=p)
+    return Field.open_cached(p, cache_dir=cache_dir, use_cache=use_cache)

@@ -29,6 +29,7 @@ except AttributeError:  # pragma: no cover - depends on how PyYAML was built
     _BaseSafeLoader = yaml.SafeLoader
 
 MAX_FRONTMATTER_BYTES = 64 * 1024
+_SURROGATE_RE = re.compile("[\ud800-\udfff]")
 
 _FENCE_OPEN = re.compile(r"---[ \t]*\r?$")
 _FENCE_CLOSE = re.compile(r"(?:---|\.\.\.)[ \t]*\r?$")
@@ -147,7 +148,7 @@ def parse_yaml_mapping(raw: str, first_line: int = 1) -> dict[str, Any]:
             "move long content into the page body",
             line=first_line,
         )
-    if any("\ud800" <= ch <= "\udfff" for ch in raw):
+    if _SURROGATE_RE.search(raw):
         raise FrontmatterError(
             "frontmatter contains bytes that are not valid UTF-8",
             "re-save the page as UTF-8",

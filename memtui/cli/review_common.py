@@ -1,0 +1,160 @@
+"""Shared pieces of ``memtui quarantine`` and ``memtui proposals``.
+
+Opening a field for review (crash recovery first), asking for confirmation,
+and rendering diffs and raw page text as inert ``rich.text.Text`` (page text is
+never markup; every text here has been through ``textsafety.visible``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import functools
+import sys
+from collections.abc import Callable
+from pathlib import Path
+
+from rich.table import Table
+from rich.text import Text
+
+from memtui.cli.output import console, error_console
+from memtui.field import apply_journal
+from memtui.field.diffs import ADD, DELETE, EQUAL, GAP, HUNK, INSERT, REMOVE, REPLACE, PageDiff, source_tag_spans
+from memtui.field.errors import FieldNotFoundError, MemtuiError, ReadOnlyFieldError
+from memtui.field.textsafety import one_line, visible
+
+TAG_STYLE = {"stated": "bold green", "observed": "cyan", "inferred": "yellow", "suggested": "magenta"}
+EXIT_DECLINED = 1
+
+
+def friendly_errors(handler: Callable[[argparse.Namespace], int]) -> Callable[[argparse.Namespace], int]:
+    """Turn an operating-system error (disk full, permission denied) into a message, not a traceback."""
+
+    @functools.wraps(handler)
+    def wrapper(args: argparse.Namespace) -> int:
+        try:
+            return handler(args)
+        except OSError as exc:
+            where = f" ({exc.filename})" if getattr(exc, "filename", None) else ""
+            hint = "check the folder's permissions and free space"
+            raise MemtuiError(f"{exc.strerror or exc}{where}", hint) from None
+
+    return wrapper
+
+
+def add_common(parser: argparse.ArgumentParser, *, reviewer: bool = False) -> None:
+    parser.add_argument("field", help="memory folder (a .memoryfield.zip can be listed, not changed)")
+    parser.add_argument("--json", action="store_true", help="print the result as JSON")
+    if reviewer:
+        parser.add_argument("--reviewer", help="who decides (default: $MEMTUI_REVIEWER, git user.name, OS user)")
+        parser.add_argument("--yes", "-y", action="store_true", help="do not ask for confirmation")
+
+
+def open_for_review(path: str, *, write: bool) -> tuple[Path, bool]:
+    """The field's root folder and whether it is read-only; finishes interrupted changes first."""
+    p = Path(path)
+    if p.is_file() and p.name.endswith(".zip"):
+        if write:
+            raise ReadOnlyFieldError(
+                f"{p.name} is an archive and is opened read-only", "extract it to a folder to review and decide"
+            )
+        from memtui.field.field import open_field
+
+        return open_field(p).root, True
+    if not p.exists():
+        raise FieldNotFoundError(f"no such folder: {p}", "give the path of a memory folder")
+    if not p.is_dir():
+        raise FieldNotFoundError(f"not a folder: {p}", "give a memory folder")
+    for recovery in apply_journal.recover_interrupted(p):
+        message = {
+            "rolled-back": "an interrupted change was rolled back",
+            "completed": "an interrupted change was completed",
+        }.get(recovery.outcome, "an interrupted change needs attention")
+        error_console().print(Text(f"memtui: {message}: {one_line(recovery.label)}", style="yellow"))
+        for problem in recovery.problems:
+            error_console().print(Text(f"  {one_line(problem)}", style="yellow"))
+    return p, False
+
+
+def confirm(question: str, args: argparse.Namespace) -> bool:
+    """Ask on a terminal; ``--yes``, ``--json`` and non-interactive runs proceed without asking."""
+    if getattr(args, "yes", False) or getattr(args, "json", False) or not sys.stdin.isatty():
+        return True
+    try:
+        answer = console().input(Text(f"{one_line(question)} [y/N] "))
+    except EOFError:
+        return False
+    return answer.strip().lower() in {"y", "yes"}
+
+
+def declined() -> int:
+    error_console().print(Text("nothing changed", style="yellow"))
+    return EXIT_DECLINED
+
+
+# --------------------------------------------------------------------------- rendering
+
+
+def tagged(text: str, style: str = "") -> Text:
+    """A display-safe line with its source tags coloured."""
+    out = Text(visible(text), style=style)
+    for start, end, tag in source_tag_spans(out.plain):
+        out.stylize(TAG_STYLE.get(tag, "bold"), start, end)
+    return out
+
+
+def render_unified(diff: PageDiff) -> list[Text]:
+    header = f"--- {one_line(diff.path)} ({diff.action}, +{diff.added} -{diff.removed})"
+    lines: list[Text] = [Text(header, style="bold")]
+    for note in diff.notes:
+        lines.append(Text(f"    note: {note}", style="yellow"))
+    for line in diff.unified:
+        if line.kind == HUNK:
+            lines.append(Text(line.text, style="cyan"))
+        elif line.kind == ADD:
+            lines.append(Text("+", style="green") + tagged(line.text, "green"))
+        elif line.kind == REMOVE:
+            lines.append(Text("-", style="red") + tagged(line.text, "red"))
+        else:
+            lines.append(Text(" ") + tagged(line.text, "dim"))
+    return lines
+
+
+def _side(text: str | None, spans: tuple[tuple[int, int], ...], style: str, mark: str) -> Text:
+    if text is None:
+        return Text("")
+    out = tagged(text, style)
+    for start, end in spans:
+        out.stylize(mark, start, end)
+    return out
+
+
+def render_side_by_side(diff: PageDiff) -> Table:
+    table = Table(title=Text(f"{one_line(diff.path)} ({diff.action})"), title_justify="left", expand=True)
+    table.add_column("#", justify="right", style="dim", no_wrap=True)
+    table.add_column("before", overflow="fold", ratio=1)
+    table.add_column("#", justify="right", style="dim", no_wrap=True)
+    table.add_column("after", overflow="fold", ratio=1)
+    for row in diff.side_by_side:
+        if row.kind == GAP:
+            table.add_row("", Text("\u22ee", style="dim"), "", Text("\u22ee", style="dim"))
+            continue
+        old_style = "dim" if row.kind == EQUAL else "red"
+        new_style = "dim" if row.kind == EQUAL else "green"
+        table.add_row(
+            str(row.old or ""),
+            _side(row.old_text, row.old_spans if row.kind in (REPLACE, DELETE) else (), old_style, "bold reverse"),
+            str(row.new or ""),
+            _side(row.new_text, row.new_spans if row.kind in (REPLACE, INSERT) else (), new_style, "bold reverse"),
+        )
+    return table
+
+
+def print_diff(diff: PageDiff, *, side_by_side: bool) -> None:
+    out = console()
+    if side_by_side:
+        for note in diff.notes:
+            out.print(Text(f"note: {note}", style="yellow"))
+        out.print(render_side_by_side(diff))
+    else:
+        for line in render_unified(diff):
+            out.print(line)

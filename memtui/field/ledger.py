@@ -1,0 +1,275 @@
+"""The review ledger: every decision a reviewer makes, one JSON line each.
+
+The ledger lives at ``FIELD/.memtui/ledger.jsonl`` and is only ever appended to
+(``safe_write.append_line``: one ``write`` + ``fsync`` per line). Each line is
+one object with these keys (all present, ``null`` where they do not apply)::
+
+    {"ts": "2026-11-29T10:51:00Z",          # UTC, when the decision was made
+     "who": "Maya",                          # the reviewer (see reviewer_name)
+     "action": "proposal-approve",           # one of ACTIONS
+     "target": "2026-11-27-dedupe-01",       # proposal id, or the page path
+     "job": "dedupe",                        # proposal job kind (null for pages)
+     "carrier": "staging",                   # "staging" | "git" (null for pages)
+     "pages": [{"path": "notes/a.md",        # every page the decision changed
+                "before": "<sha256>|null",   # null: the page did not exist
+                "after": "<sha256>|null",    # null: the page was retired/archived
+                "moved_to": "notes/x.md"}],  # only when the page moved
+     "reason": "duplicate of ...",           # the reviewer's words, or null
+     "commit": "<git sha>|null"}             # the commit made, in a git field
+
+Proposal state is derived from the ledger, never stored beside the proposal:
+the last proposal decision for an id wins (approved, rejected, reverted).
+The *regret rate* of a job kind is approved proposals later reverted divided by
+approved proposals.
+
+A line that does not parse (a torn write after a power cut, a hand edit) is
+skipped and counted in ``LedgerRead.bad_lines``; it never stops the reader.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import getpass
+import json
+import os
+import subprocess
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from memtui.field import locations, safe_write
+
+LEDGER_FILE = "ledger.jsonl"
+
+QUARANTINE_APPROVE = "quarantine-approve"
+QUARANTINE_REJECT = "quarantine-reject"
+PROPOSAL_APPROVE = "proposal-approve"
+PROPOSAL_REJECT = "proposal-reject"
+PROPOSAL_REVERT = "proposal-revert"
+ACTIONS = (QUARANTINE_APPROVE, QUARANTINE_REJECT, PROPOSAL_APPROVE, PROPOSAL_REJECT, PROPOSAL_REVERT)
+PROPOSAL_ACTIONS = (PROPOSAL_APPROVE, PROPOSAL_REJECT, PROPOSAL_REVERT)
+
+# Proposal states the ledger decides.
+APPROVED = "approved"
+REJECTED = "rejected"
+REVERTED = "reverted"
+_STATE_OF_ACTION = {PROPOSAL_APPROVE: APPROVED, PROPOSAL_REJECT: REJECTED, PROPOSAL_REVERT: REVERTED}
+
+REVIEWER_ENV = "MEMTUI_REVIEWER"
+
+
+def now_iso() -> str:
+    """The current UTC time as ``YYYY-MM-DDTHH:MM:SSZ``."""
+    return _dt.datetime.now(_dt.timezone.utc).replace(microsecond=0).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def ledger_path(root: Path) -> Path:
+    return locations.state_dir(Path(root)) / LEDGER_FILE
+
+
+@dataclass(slots=True)
+class LedgerEntry:
+    """One decision. ``pages`` items are dicts with ``path``, ``before``, ``after`` (and ``moved_to``)."""
+
+    ts: str
+    who: str
+    action: str
+    target: str
+    job: str | None = None
+    carrier: str | None = None
+    pages: list[dict[str, Any]] = field(default_factory=list)
+    reason: str | None = None
+    commit: str | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "ts": self.ts,
+            "who": self.who,
+            "action": self.action,
+            "target": self.target,
+            "job": self.job,
+            "carrier": self.carrier,
+            "pages": [dict(p) for p in self.pages],
+            "reason": self.reason,
+            "commit": self.commit,
+        }
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> LedgerEntry:
+        """Build an entry from a parsed line; raises ``ValueError`` if it is not a decision."""
+        if not isinstance(data, dict):
+            raise ValueError("not an object")
+        for key in ("ts", "who", "action", "target"):
+            if not isinstance(data.get(key), str):
+                raise ValueError(f"missing {key}")
+        pages = data.get("pages") or []
+        if not isinstance(pages, list) or not all(isinstance(p, dict) for p in pages):
+            raise ValueError("pages is not a list of objects")
+
+        def opt(key: str) -> str | None:
+            value = data.get(key)
+            return value if isinstance(value, str) else None
+
+        return cls(
+            ts=data["ts"],
+            who=data["who"],
+            action=data["action"],
+            target=data["target"],
+            job=opt("job"),
+            carrier=opt("carrier"),
+            pages=[dict(p) for p in pages],
+            reason=opt("reason"),
+            commit=opt("commit"),
+        )
+
+
+@dataclass(slots=True)
+class LedgerRead:
+    entries: list[LedgerEntry]
+    bad_lines: list[int]  # 1-based numbers of lines that did not parse
+
+
+def append(root: Path, entry: LedgerEntry) -> None:
+    """Append one decision to the field's ledger (created on first use)."""
+    if entry.action not in ACTIONS:
+        raise ValueError(f"unknown ledger action {entry.action!r}")
+    line = json.dumps(entry.to_json(), ensure_ascii=True, separators=(",", ":"), sort_keys=False)
+    safe_write.append_line(ledger_path(root), line)
+
+
+def read(root: Path) -> LedgerRead:
+    """Every decision in file order; unparsable lines are skipped and counted."""
+    entries: list[LedgerEntry] = []
+    bad: list[int] = []
+    try:
+        with open(ledger_path(root), "rb") as handle:
+            raw_lines = handle.read().split(b"\n")
+    except FileNotFoundError:
+        return LedgerRead([], [])
+    for number, raw in enumerate(raw_lines, start=1):
+        if not raw.strip():
+            continue
+        try:
+            entries.append(LedgerEntry.from_json(json.loads(raw.decode("utf-8"))))
+        except (ValueError, UnicodeDecodeError):
+            bad.append(number)
+    return LedgerRead(entries, bad)
+
+
+def contains(root: Path, entry: LedgerEntry) -> bool:
+    """True when an identical decision is already recorded (used by crash recovery)."""
+    wanted = entry.to_json()
+    return any(e.to_json() == wanted for e in read(root).entries)
+
+
+# --------------------------------------------------------------------------- reviewer
+
+
+def reviewer_name(explicit: str | None = None, root: Path | None = None) -> str:
+    """Who is deciding: ``explicit`` (``--reviewer``), else ``$MEMTUI_REVIEWER``,
+    else ``git config user.name`` (read in the field, so a repository's own setting
+    counts), else the operating-system user, else ``"unknown"``."""
+    for candidate in (explicit, os.environ.get(REVIEWER_ENV)):
+        if candidate and candidate.strip():
+            return candidate.strip()
+    try:
+        result = subprocess.run(
+            ["git", "config", "user.name"],
+            cwd=os.fspath(root) if root is not None and Path(root).is_dir() else None,
+            capture_output=True,
+            timeout=10,
+            check=False,
+        )
+        name = result.stdout.decode("utf-8", "replace").strip()
+        if result.returncode == 0 and name:
+            return name
+    except (OSError, subprocess.SubprocessError):
+        pass
+    try:
+        return getpass.getuser() or "unknown"
+    except Exception:  # getpass raises various errors when no user can be found
+        return "unknown"
+
+
+# --------------------------------------------------------------------------- derived views
+
+
+def proposal_decisions(entries: list[LedgerEntry]) -> dict[str, LedgerEntry]:
+    """The last proposal decision per proposal id (approve, reject or revert)."""
+    last: dict[str, LedgerEntry] = {}
+    for entry in entries:
+        if entry.action in PROPOSAL_ACTIONS:
+            last[entry.target] = entry
+    return last
+
+
+def proposal_state(entry: LedgerEntry | None) -> str | None:
+    """``approved`` / ``rejected`` / ``reverted`` for a decision, ``None`` when pending."""
+    return None if entry is None else _STATE_OF_ACTION.get(entry.action)
+
+
+def last_approval(entries: list[LedgerEntry], proposal_id: str) -> LedgerEntry | None:
+    """The most recent ``proposal-approve`` entry for an id (what a revert undoes)."""
+    found = None
+    for entry in entries:
+        if entry.action == PROPOSAL_APPROVE and entry.target == proposal_id:
+            found = entry
+    return found
+
+
+@dataclass(slots=True)
+class JobStats:
+    job: str
+    approved: int = 0
+    rejected: int = 0
+    reverted: int = 0
+
+    @property
+    def regret_rate(self) -> float | None:
+        """Approved proposals later reverted / approved proposals; ``None`` before any approval."""
+        return self.reverted / self.approved if self.approved else None
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "job": self.job,
+            "approved": self.approved,
+            "rejected": self.rejected,
+            "reverted": self.reverted,
+            "regret_rate": self.regret_rate,
+        }
+
+
+def regret_stats(entries: list[LedgerEntry]) -> tuple[dict[str, JobStats], JobStats]:
+    """Per job kind and in total: approvals, rejections, reverts and the regret rate.
+
+    A revert counts only when it follows an approval of the same proposal.
+    """
+    per_job: dict[str, JobStats] = {}
+    total = JobStats("all")
+    approved_ids: set[str] = set()
+    for entry in entries:
+        if entry.action not in PROPOSAL_ACTIONS:
+            continue
+        job = entry.job or "unknown"
+        stats = per_job.setdefault(job, JobStats(job))
+        if entry.action == PROPOSAL_APPROVE:
+            approved_ids.add(entry.target)
+            stats.approved += 1
+            total.approved += 1
+        elif entry.action == PROPOSAL_REJECT:
+            stats.rejected += 1
+            total.rejected += 1
+        elif entry.action == PROPOSAL_REVERT and entry.target in approved_ids:
+            approved_ids.discard(entry.target)
+            stats.reverted += 1
+            total.reverted += 1
+    return dict(sorted(per_job.items())), total
+
+
+def page_decisions(entries: list[LedgerEntry], path: str) -> list[LedgerEntry]:
+    """Every decision that touched ``path`` (as target, original path or move target)."""
+    out = []
+    for entry in entries:
+        if entry.target == path or any(p.get("path") == path or p.get("moved_to") == path for p in entry.pages):
+            out.append(entry)
+    return out

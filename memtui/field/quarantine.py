@@ -1,0 +1,536 @@
+"""The quarantine queue: pages waiting for a human to review them.
+
+Two lists (``trust``): *quarantined* pages (``reviewed`` not true and tainted:
+``taint: external``, ``origin: external`` or living under ``quarantine/``),
+grouped by the session or source that tainted them, oldest first; and
+*unreviewed* pages (``reviewed: false``, not tainted). Pages under ``sessions/``
+are raw evidence (a session that read the web is tainted by nature) and are
+never in the queue: they are never edited.
+
+- ``quarantine_queue(field)`` -> ``QuarantineQueue`` (groups + unreviewed);
+- ``inspect_page(root, path)`` -> ``PageReview``: the raw text with nothing
+  hidden (control, bidi and zero-width characters as placeholders, HTML
+  comments and long lines flagged), the frontmatter, the sources, the lines that
+  look like instructions aimed at an agent (``injection``), where approving
+  would move the page, and the content hash the decision is bound to;
+- ``approve_pages(root, [(path, sha256), ...])`` / ``reject_pages(...)``: each
+  page is checked against the hash the reviewer saw before anything is changed
+  (one changed page refuses the whole batch: look again).
+
+Approve edits only ``reviewed: true``, ``reviewed_by`` and ``reviewed_at``
+(every other byte stays, comments and unknown keys included; ``move_to`` and
+``taint`` are kept as provenance, so the approval is the smallest possible edit)
+and moves the page out of ``quarantine/`` to the folder its ``move_to:`` key or
+the reviewer names; without either it stays where it is. It never adds the page
+to ``MEMORY.md`` unless the reviewer asks (``add_to_memory``: one pointer line).
+Reject moves the page to ``.memtui/archive/rejected/<path>`` and records why.
+Every decision is one ledger line (``quarantine-approve`` / ``quarantine-reject``).
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import os
+from dataclasses import dataclass
+from pathlib import Path, PurePosixPath
+from typing import TYPE_CHECKING, Any
+
+from memtui.field import apply_journal, injection, ledger, locations, safe_write, trust
+from memtui.field import frontmatter as fm_mod
+from memtui.field.errors import MemtuiError, ReadOnlyFieldError, StaleWriteError, UnsafePathError
+from memtui.field.injection import Flag
+from memtui.field.page import parse_bytes, read_bytes, sha256_bytes
+from memtui.field.textsafety import find_hazards, visible
+
+if TYPE_CHECKING:
+    from memtui.field.field import Field
+    from memtui.field.page import PageInfo
+
+REVIEW_KEYS = ("reviewed", "reviewed_by", "reviewed_at")
+MOVE_KEY = "move_to"
+SESSIONS_PREFIX = locations.SESSIONS_DIR + "/"
+MIN_HASH_PREFIX = 12
+
+
+# --------------------------------------------------------------------------- the queue
+
+
+@dataclass(slots=True)
+class QueueItem:
+    """One page waiting for review (text values are untrusted: render them safely)."""
+
+    path: str
+    title: str
+    state: str  # quarantined | unreviewed
+    source: str  # what tainted it (taint_source); "" for unreviewed pages
+    created: str | None
+    sha256: str
+    size: int
+    flags: dict[str, int]  # {"danger": n, "notice": n}
+    move_to: str | None
+    destination: str | None  # where approving would move it (None: stays); see destination_for
+    destination_problem: str | None
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "path": self.path,
+            "title": self.title,
+            "state": self.state,
+            "source": self.source,
+            "created": self.created,
+            "sha256": self.sha256,
+            "size": self.size,
+            "flags": dict(self.flags),
+            "move_to": self.move_to,
+            "destination": self.destination,
+            "destination_problem": self.destination_problem,
+        }
+
+
+@dataclass(slots=True)
+class QueueGroup:
+    source: str
+    items: list[QueueItem]
+
+    @property
+    def oldest(self) -> str | None:
+        return min((i.created for i in self.items if i.created), default=None)
+
+    def bound(self) -> list[tuple[str, str]]:
+        """``(path, sha256)`` of every page in the group: pass to approve_pages/reject_pages."""
+        return [(item.path, item.sha256) for item in self.items]
+
+    def to_json(self) -> dict[str, Any]:
+        return {"source": self.source, "oldest": self.oldest, "pages": [i.to_json() for i in self.items]}
+
+
+@dataclass(slots=True)
+class QuarantineQueue:
+    groups: list[QueueGroup]  # quarantined pages by source, oldest group first
+    unreviewed: list[QueueItem]  # untainted pages with reviewed: false, oldest first
+
+    @property
+    def quarantined(self) -> list[QueueItem]:
+        return [item for group in self.groups for item in group.items]
+
+    def group(self, source: str) -> QueueGroup | None:
+        return next((g for g in self.groups if g.source == source), None)
+
+    def find(self, path: str) -> QueueItem | None:
+        return next((i for i in self.quarantined + self.unreviewed if i.path == path), None)
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "quarantined": [g.to_json() for g in self.groups],
+            "unreviewed": [i.to_json() for i in self.unreviewed],
+            "counts": {"quarantined": len(self.quarantined), "unreviewed": len(self.unreviewed)},
+        }
+
+
+def _created(info: PageInfo) -> str | None:
+    value = info.meta.get("created") or info.meta.get("updated")
+    return value if isinstance(value, str) else None
+
+
+def _move_to(meta: dict[str, Any]) -> str | None:
+    value = meta.get(MOVE_KEY)
+    return value.strip() if isinstance(value, str) and value.strip() else None
+
+
+def _sort_key(item: QueueItem) -> tuple[str, str]:
+    return (item.created or "9999", item.path)
+
+
+def quarantine_queue(field: Field) -> QuarantineQueue:
+    """Every page waiting for review, from an already loaded field."""
+    groups: dict[str, list[QueueItem]] = {}
+    unreviewed: list[QueueItem] = []
+    for info in field:
+        if info.path.startswith(SESSIONS_PREFIX):
+            continue  # raw session logs are evidence: tainted by nature, never edited
+        state = trust.trust_state(info.meta, info.path)
+        if state == trust.REVIEWED:
+            continue
+        item = _item(field.root, info, state)
+        if state == trust.QUARANTINED:
+            groups.setdefault(item.source, []).append(item)
+        else:
+            unreviewed.append(item)
+    ordered = [QueueGroup(source, sorted(items, key=_sort_key)) for source, items in groups.items()]
+    ordered.sort(key=lambda g: (g.oldest or "9999", g.source))
+    unreviewed.sort(key=_sort_key)
+    return QuarantineQueue(ordered, unreviewed)
+
+
+def _item(root: Path, info: PageInfo, state: str) -> QueueItem:
+    flags = {injection.DANGER: 0, injection.NOTICE: 0}
+    data = _read(root, info.path)
+    if data is not None:
+        flags = injection.counts(injection.find_instructions(data.decode("utf-8", "surrogateescape")))
+    move_to = _move_to(info.meta)
+    destination, problem = _destination_or_problem(root, info.path, move_to, None)
+    return QueueItem(
+        path=info.path,
+        title=info.title,
+        state=state,
+        source=trust.taint_source(info.meta, info.path) if state == trust.QUARANTINED else "",
+        created=_created(info),
+        sha256=sha256_bytes(data) if data is not None else info.sha256,
+        size=len(data) if data is not None else info.size,
+        flags=flags,
+        move_to=move_to,
+        destination=destination,
+        destination_problem=problem,
+    )
+
+
+def _read(root: Path, path: str) -> bytes | None:
+    try:
+        result = read_bytes(safe_write.resolve_in_field(Path(root), path))
+    except (OSError, MemtuiError):
+        return None
+    return result[0] if result else None
+
+
+# --------------------------------------------------------------------------- where approval moves a page
+
+
+def destination_for(root: Path, path: str, move_to: str | None, to: str | None) -> str | None:
+    """The path an approved page moves to, or None when it stays.
+
+    ``to`` (the reviewer's choice) wins over ``move_to`` (the page's own wish).
+    The folder must be inside the field and not ``sessions/``, ``.git``,
+    memtui's folders or ``quarantine/``; ``.`` means the top of the field.
+    Raises ``UnsafePathError`` otherwise.
+    """
+    folder = to if to is not None else move_to
+    if folder is None:
+        return None
+    clean = folder.strip().replace("\\", "/")
+    if clean.startswith("/") or (len(clean) > 1 and clean[1] == ":"):
+        raise UnsafePathError(f"absolute folder refused: {folder}", "name a folder inside the field")
+    clean = clean.rstrip("/")
+    name = PurePosixPath(path).name
+    target = name if clean in ("", ".") else f"{clean}/{name}"
+    target = safe_write.check_relpath(target)
+    if target.split("/")[0] == trust.QUARANTINE_FOLDER:
+        raise UnsafePathError(f"{folder} is inside quarantine/", "name a folder outside quarantine/")
+    safe_write.resolve_in_field(Path(root), target)
+    if target == path:
+        return None
+    if os.path.lexists(Path(root).joinpath(*target.split("/"))):
+        raise UnsafePathError(f"{target} already exists", "approve with --to another folder")
+    return target
+
+
+def _destination_or_problem(
+    root: Path, path: str, move_to: str | None, to: str | None
+) -> tuple[str | None, str | None]:
+    try:
+        return destination_for(root, path, move_to, to), None
+    except UnsafePathError as exc:
+        return None, exc.message
+
+
+# --------------------------------------------------------------------------- one page, in full
+
+
+@dataclass(slots=True)
+class PageReview:
+    """Everything the reviewer must see before deciding on one page.
+
+    ``raw`` is the whole file as display-safe text (``textsafety.visible``:
+    control, bidi and zero-width characters are placeholders; CR shows as
+    ``␍``); ``lines`` the same split into lines, numbered from 1.
+    """
+
+    path: str
+    sha256: str
+    state: str
+    source: str
+    raw: str
+    lines: list[str]
+    frontmatter: dict[str, Any]
+    frontmatter_error: str | None
+    sources: list[str]
+    flags: list[Flag]
+    hazards: list[tuple[int, int, str, str]]  # line, column, kind, placeholder
+    move_to: str | None
+    destination: str | None
+    destination_problem: str | None
+
+    def flagged_lines(self) -> dict[int, list[Flag]]:
+        out: dict[int, list[Flag]] = {}
+        for flag in self.flags:
+            out.setdefault(flag.line, []).append(flag)
+        return out
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "path": self.path,
+            "sha256": self.sha256,
+            "state": self.state,
+            "source": self.source,
+            "frontmatter": self.frontmatter,
+            "frontmatter_error": self.frontmatter_error,
+            "sources": list(self.sources),
+            "move_to": self.move_to,
+            "destination": self.destination,
+            "destination_problem": self.destination_problem,
+            "flags": [f.to_json() for f in self.flags],
+            "hazards": [
+                {"line": line, "column": column, "kind": kind, "label": label}
+                for line, column, kind, label in self.hazards
+            ],
+            "raw": self.raw,
+        }
+
+
+def inspect_page(root: Path, path: str, *, to: str | None = None) -> PageReview:
+    """Read one page for review; ``to`` previews the reviewer's destination folder."""
+    root = Path(root)
+    data = _read(root, path)
+    if data is None:
+        raise MemtuiError(f"no page {path}", "list the queue with: memtui quarantine list FIELD")
+    parsed = parse_bytes(path, data)
+    text = parsed.text
+    meta = parsed.meta
+    state = trust.trust_state(meta, path)
+    sources = meta.get("sources")
+    if isinstance(sources, list):
+        source_list = [s if isinstance(s, str) else str(s) for s in sources]
+    elif sources is None:
+        source_list = []
+    else:
+        source_list = [str(sources)]
+    move_to = _move_to(meta)
+    destination, problem = _destination_or_problem(root, path, move_to, to)
+    raw = visible(text)
+    return PageReview(
+        path=path,
+        sha256=sha256_bytes(data),
+        state=state,
+        source=trust.taint_source(meta, path) if state == trust.QUARANTINED else "",
+        raw=raw,
+        lines=raw.split("\n"),
+        frontmatter=dict(meta),
+        frontmatter_error=parsed.frontmatter.error,
+        sources=source_list,
+        flags=injection.find_instructions(text),
+        hazards=[(h.line, h.column, h.kind, h.label) for h in find_hazards(text)],
+        move_to=move_to,
+        destination=destination,
+        destination_problem=problem,
+    )
+
+
+# --------------------------------------------------------------------------- decisions
+
+
+@dataclass(slots=True)
+class QuarantineDecision:
+    path: str  # where the page was
+    moved_to: str | None  # where it is now (approve: destination; reject: the archive)
+    before: str
+    after: str
+    entry: ledger.LedgerEntry
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "path": self.path,
+            "moved_to": self.moved_to,
+            "before": self.before,
+            "after": self.after,
+            "ledger": self.entry.to_json(),
+        }
+
+
+def parse_bound(arg: str) -> tuple[str, str | None]:
+    """Split a CLI page argument ``PATH`` or ``PATH@SHA256`` (a prefix of 12+ hex digits)."""
+    path, sep, digest = arg.rpartition("@")
+    if sep and len(digest) >= MIN_HASH_PREFIX and all(c in "0123456789abcdef" for c in digest.lower()):
+        return path, digest.lower()
+    return arg, None
+
+
+def _verify(root: Path, items: list[tuple[str, str | None]]) -> list[tuple[str, bytes]]:
+    """Read every page and check it against the hash the reviewer saw; refuse all if one changed."""
+    seen = set()
+    out = []
+    changed = []
+    for path, expected in items:
+        if path in seen:
+            continue
+        seen.add(path)
+        safe_write.resolve_in_field(root, path)
+        data = _read(root, path)
+        if data is None:
+            raise MemtuiError(f"no page {path}", "it was moved or deleted; list the queue again")
+        digest = sha256_bytes(data)
+        if expected is not None and not digest.startswith(expected):
+            changed.append(path)
+        out.append((path, data))
+    if changed:
+        raise StaleWriteError(
+            f"{', '.join(changed)} changed since it was shown",
+            "look at it again (memtui quarantine show) and decide on what is there now",
+        )
+    return out
+
+
+def _review_state(data: bytes, path: str) -> str:
+    return trust.trust_state(parse_bytes(path, data).meta, path)
+
+
+def approve_pages(
+    root: Path,
+    items: list[tuple[str, str | None]],
+    *,
+    reviewer: str | None = None,
+    to: str | None = None,
+    add_to_memory: bool = False,
+    reason: str | None = None,
+    now: _dt.datetime | None = None,
+    readonly: bool = False,
+) -> list[QuarantineDecision]:
+    """Approve pages, each bound to the sha256 (or prefix) the reviewer saw.
+
+    ``items`` are ``(path, sha256_or_None)``; None binds to what is on disk now.
+    Every page is checked (hash, review state, destination) before the first
+    one changes. Per page: the page moves to its destination (``to``, else its
+    ``move_to:``), then ``reviewed``/``reviewed_by``/``reviewed_at`` are set,
+    then one ledger line is appended. With ``add_to_memory`` a pointer line
+    ``- <path>`` is appended to ``MEMORY.md`` for each page.
+    """
+    root = Path(root)
+    if readonly:
+        raise ReadOnlyFieldError("this field is read-only (opened from a zip)", "extract it to review pages")
+    if not items:
+        raise MemtuiError("no page to approve", "name pages, or a session with --session")
+    apply_journal.recover_interrupted(root)
+    who = ledger.reviewer_name(reviewer, root)
+    stamp = (now or _dt.datetime.now(_dt.timezone.utc)).astimezone(_dt.timezone.utc).replace(microsecond=0)
+    pages = _verify(root, items)
+    plans = []
+    targets: set[str] = set()
+    for path, data in pages:
+        if _review_state(data, path) == trust.REVIEWED:
+            raise MemtuiError(f"{path} is already reviewed", "only quarantined or unreviewed pages are approved")
+        parsed = parse_bytes(path, data)
+        if parsed.frontmatter.error:
+            raise MemtuiError(
+                f"{path}: the frontmatter does not parse, so it cannot be marked reviewed",
+                f"fix line {parsed.frontmatter.error_line} first" if parsed.frontmatter.error_line else "fix it first",
+            )
+        # The edit is tried in memory first, so a page that cannot take it stops the batch early.
+        fm_mod.set_keys(parsed.text, {"reviewed": True, "reviewed_by": who, "reviewed_at": stamp})
+        destination = destination_for(root, path, _move_to(parsed.meta), to)
+        if destination is not None:
+            if destination in targets:
+                raise UnsafePathError(f"two pages would move to {destination}", "approve them separately with --to")
+            targets.add(destination)
+        plans.append((path, data, destination))
+    decisions = []
+    for path, data, destination in plans:
+        before = sha256_bytes(data)
+        where = path
+        if destination is not None:
+            safe_write.move_page(root, path, destination, expected_hash=before)
+            where = destination
+        after = safe_write.set_frontmatter_keys(
+            root,
+            where,
+            {"reviewed": True, "reviewed_by": who, "reviewed_at": stamp},
+            expected_hash=before,
+        )
+        page = {"path": path, "before": before, "after": after}
+        if destination is not None:
+            page["moved_to"] = destination
+        entry = ledger.LedgerEntry(
+            ts=ledger.now_iso(),
+            who=who,
+            action=ledger.QUARANTINE_APPROVE,
+            target=path,
+            pages=[page],
+            reason=reason.strip() if reason and reason.strip() else None,
+        )
+        if add_to_memory:
+            entry.pages.append(_add_memory_pointer(root, where))
+        ledger.append(root, entry)
+        decisions.append(QuarantineDecision(path, destination, before, after, entry))
+    return decisions
+
+
+def _add_memory_pointer(root: Path, path: str) -> dict[str, Any]:
+    """Append ``- <path>`` to MEMORY.md (created if missing); return the ledger page record."""
+    data = _read(root, "MEMORY.md")
+    if data is None:
+        new = f"- {path}\n".encode()
+        after = safe_write.write_page(root, "MEMORY.md", new, expected_hash=safe_write.MUST_NOT_EXIST)
+        return {"path": "MEMORY.md", "before": None, "after": after}
+    text = data.decode("utf-8", "surrogateescape")
+    nl = "\r\n" if "\r\n" in text else "\n"
+    if text and not text.endswith("\n"):
+        text += nl
+    new = (text + f"- {path}{nl}").encode("utf-8", "surrogateescape")
+    after = safe_write.write_page(root, "MEMORY.md", new, expected_hash=sha256_bytes(data))
+    return {"path": "MEMORY.md", "before": sha256_bytes(data), "after": after}
+
+
+def reject_pages(
+    root: Path,
+    items: list[tuple[str, str | None]],
+    *,
+    reason: str,
+    reviewer: str | None = None,
+    readonly: bool = False,
+) -> list[QuarantineDecision]:
+    """Reject pages (bound to the hashes the reviewer saw): each moves to
+    ``.memtui/archive/rejected/<path>`` (``name.2.md`` ... when taken), unchanged,
+    and the reason goes to the ledger. Nothing is deleted."""
+    root = Path(root)
+    if readonly:
+        raise ReadOnlyFieldError("this field is read-only (opened from a zip)", "extract it to review pages")
+    if not reason or not reason.strip():
+        raise MemtuiError("a rejection needs a reason", "say why, e.g. --reason 'prompt injection'")
+    if not items:
+        raise MemtuiError("no page to reject", "name pages, or a session with --session")
+    apply_journal.recover_interrupted(root)
+    who = ledger.reviewer_name(reviewer, root)
+    pages = _verify(root, items)
+    for path, data in pages:
+        if _review_state(data, path) == trust.REVIEWED:
+            raise MemtuiError(f"{path} is already reviewed", "only quarantined or unreviewed pages are rejected")
+    decisions = []
+    for path, data in pages:
+        digest = sha256_bytes(data)
+        archived = apply_journal.archive_relpath(root, "rejected", path)
+        safe_write.move_page(root, path, archived, expected_hash=digest, allow_into_state=True)
+        entry = ledger.LedgerEntry(
+            ts=ledger.now_iso(),
+            who=who,
+            action=ledger.QUARANTINE_REJECT,
+            target=path,
+            pages=[{"path": path, "before": digest, "after": digest, "moved_to": archived}],
+            reason=reason.strip(),
+        )
+        ledger.append(root, entry)
+        decisions.append(QuarantineDecision(path, archived, digest, digest, entry))
+    return decisions
+
+
+def approve_page(root: Path, path: str, expected_hash: str | None, **kwargs: Any) -> QuarantineDecision:
+    """One page: see ``approve_pages``."""
+    return approve_pages(root, [(path, expected_hash)], **kwargs)[0]
+
+
+def reject_page(root: Path, path: str, expected_hash: str | None, *, reason: str, **kwargs: Any) -> QuarantineDecision:
+    """One page: see ``reject_pages``."""
+    return reject_pages(root, [(path, expected_hash)], reason=reason, **kwargs)[0]
+
+
+__all__ = [
+    "QueueItem", "QueueGroup", "QuarantineQueue", "PageReview", "QuarantineDecision", "quarantine_queue",
+    "inspect_page", "destination_for", "approve_pages", "reject_pages", "approve_page", "reject_page",
+    "parse_bound", "REVIEW_KEYS",
+]

@@ -1,0 +1,1 @@
+"""The Textual application: screens, widgets and styles (``*.tcss``)."""

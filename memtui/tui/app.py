@@ -1,0 +1,474 @@
+"""The memtui Textual application.
+
+The app owns the field (loaded in a worker thread), the analysis of it (checks,
+supersede statuses, proposals: computed in a worker over a snapshot), and the
+index service (opened in a worker; its watcher reports changes from a background
+thread). Screens read ``app.field`` and ``app.analysis`` and subscribe to
+``app.field_signal``, which the app publishes whenever either changes.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from pathlib import Path
+from typing import Any
+
+from textual import work
+from textual.app import App
+from textual.binding import Binding
+from textual.signal import Signal
+from textual.worker import get_current_worker
+
+from memtui.field.errors import MemtuiError
+from memtui.field.field import Field, open_field_cached
+from memtui.resources import themes_dir
+from memtui.tui import safe
+from memtui.tui.commands import ActionsProvider, PagesProvider
+from memtui.tui.events import FieldEvent, LoadProgress
+from memtui.field.history import CURRENT
+from memtui.tui.model import Analysis, PageRow, analyse, make_row, quick_rows
+from memtui.tui.screens.browse import BrowseScreen
+from memtui.tui.screens.overview import OverviewScreen
+from memtui.tui.screens.proposals import ProposalsScreen
+from memtui.tui.screens.quarantine import QuarantineScreen
+from memtui.tui.screens.search import SearchScreen
+from memtui.tui.settings import Settings
+from memtui.tui.themes import load_themes, tag_colours
+
+
+LOAD_BATCH = 1000
+
+
+class MemtuiApp(App):
+    """Browse, search, trace and review an agent's memory folder."""
+
+    CSS_PATH = "styles/app.tcss"
+    TITLE = "memtui"
+    COMMANDS = App.COMMANDS | {PagesProvider, ActionsProvider}
+    ENABLE_COMMAND_PALETTE = True
+
+    MODES = {
+        "browse": BrowseScreen,
+        "search": SearchScreen,
+        "overview": OverviewScreen,
+        "quarantine": QuarantineScreen,
+        "proposals": ProposalsScreen,
+    }
+    DEFAULT_MODE = "browse"
+
+    BINDINGS = [
+        Binding("1", "switch_mode('browse')", "Browse", tooltip="The pages, by folder or as a list"),
+        Binding("/,2", "open_search", "Search", tooltip="Full-text search with filters"),
+        Binding("3", "switch_mode('overview')", "Overview"),
+        Binding("4", "switch_mode('quarantine')", "Quarantine"),
+        Binding("5", "switch_mode('proposals')", "Proposals"),
+        Binding("question_mark,f1", "help", "Help", key_display="?"),
+        Binding("ctrl+q", "quit", "Quit", priority=True),
+    ]
+
+    def __init__(
+        self,
+        field_path: Path,
+        *,
+        index_dir: Path | None = None,
+        theme: str | None = None,
+        watch: bool = True,
+        use_index: bool = True,
+        settings: Settings | None = None,
+    ) -> None:
+        self.field_path = Path(field_path)
+        self.index_dir = index_dir
+        self.watch_enabled = watch
+        self.use_index = use_index
+        self.settings = settings or Settings.load()
+        self.requested_theme = theme
+        self.field: Field | None = None
+        self.pending_paths: set[str] = set()  # listed but not read yet (first load)
+        self.rows: dict[str, PageRow] = {}  # the page list's rows, kept current by the app
+        self._changed_since_snapshot: set[str] = set()
+        self.analysis: Analysis | None = None
+        self.index: Any = None
+        self.index_error: str | None = None
+        self.load_error: MemtuiError | None = None
+        self.load_progress = LoadProgress()
+        self.index_progress = LoadProgress()
+        self.last_sync: float | None = None
+        self.ready = asyncio.Event()
+        self.index_ready = asyncio.Event()
+        self._analysis_pending = False
+        super().__init__()
+        self.field_signal: Signal[FieldEvent] = Signal(self, "field")
+        self.sub_title = safe.line(self.field_path.resolve().name or str(self.field_path)).plain
+
+    # ------------------------------------------------------------------ start
+    def on_mount(self) -> None:
+        self._register_themes()
+        self.theme_changed_signal.subscribe(self, self._theme_changed)
+        self.load_field()
+
+    def _register_themes(self) -> None:
+        try:
+            themes, problems = load_themes(themes_dir())
+        except FileNotFoundError as exc:
+            themes, problems = [], []
+            safe.notify(self, str(exc), severity="warning")
+        for theme in themes:
+            self.register_theme(theme)
+        for problem in problems:
+            safe.notify(self, f"theme {problem.path.name} not loaded: {problem.message}", severity="warning")
+        wanted = self.requested_theme or self.settings.theme
+        if wanted in self.available_themes:
+            self.theme = wanted
+        elif themes:
+            self.theme = themes[0].name
+        self.tag_colours = tag_colours(self.get_css_variables())
+
+    def _theme_changed(self, theme) -> None:
+        self.tag_colours = tag_colours(self.get_css_variables())
+        if self.settings.theme != theme.name:
+            self.settings.theme = theme.name
+            self.settings.save()
+        self.field_signal.publish(FieldEvent("theme"))
+
+    # ------------------------------------------------------------------ field
+    @work(thread=True, exclusive=True, group="load", name="load field")
+    def load_field(self) -> None:
+        """Show cached pages at once, then read the rest in batches (the list fills in)."""
+        worker = get_current_worker()
+        try:
+            loaded, pending = open_field_cached(self.field_path)
+        except MemtuiError as exc:
+            self.call_from_thread(self._load_failed, exc)
+            return
+        pending_paths = [entry.path for entry in pending]
+        rows = quick_rows(loaded.pages, pending_paths)
+        self.call_from_thread(self._field_opened, loaded, pending_paths, rows)
+        total = len(pending)
+        for start in range(0, total, LOAD_BATCH):
+            if worker.is_cancelled:
+                return
+            batch = loaded.read_entries(pending[start : start + LOAD_BATCH])
+            batch_rows = quick_rows(batch[0])
+            self.load_progress = LoadProgress("reading pages", min(start + LOAD_BATCH, total), total)
+            self.call_from_thread(self._pages_read, batch, batch_rows)
+        self.call_from_thread(self._field_loaded)
+
+    def _field_opened(self, loaded: Field, pending: list[str], rows: dict[str, PageRow]) -> None:
+        self.field = loaded
+        self.pending_paths = set(pending)
+        self.rows = rows
+        self.load_progress = LoadProgress("reading pages", 0, len(pending)) if pending else LoadProgress("loaded")
+        self.field_signal.publish(FieldEvent("loaded"))
+
+    def _pages_read(self, batch, rows: dict[str, PageRow]) -> None:
+        pages, vanished, read_at = batch
+        self.field.add_pages(pages, vanished, read_at)
+        self.pending_paths.difference_update(pages)
+        self.pending_paths.difference_update(vanished)
+        self.rows.update(rows)
+        for path in vanished:
+            self.rows.pop(path, None)
+        self.field_signal.publish(FieldEvent("changed", list(pages), vanished))
+
+    def _field_loaded(self) -> None:
+        loaded = self.field
+        self.pending_paths = set()
+        self.load_progress = LoadProgress("loaded", len(loaded), len(loaded))
+        if loaded._cache_stale:
+            self.save_page_cache(loaded.snapshot())
+        self._recover_interrupted()
+        self.request_analysis()
+        if self.use_index and len(loaded):
+            self.open_index()
+        else:
+            self.index_ready.set()
+        self.field_signal.publish(FieldEvent("loaded"))
+
+    @work(thread=True, group="cache", name="save page cache")
+    def save_page_cache(self, snapshot: Field) -> None:
+        snapshot.save_cache()
+
+    def _load_failed(self, exc: MemtuiError) -> None:
+        self.load_error = exc
+        self.ready.set()
+        self.field_signal.publish(FieldEvent("error"))
+
+    def _recover_interrupted(self) -> None:
+        """Finish or roll back a proposal apply that a crash interrupted."""
+        if self.field is None or self.field.readonly:
+            return
+        try:
+            from memtui.field import apply_journal
+        except ImportError:
+            return
+        try:
+            recovered = apply_journal.recover_interrupted(self.field.root)
+        except MemtuiError as exc:
+            safe.notify(self, exc.message, title="recovery", severity="error", timeout=20)
+            return
+        if recovered:
+            safe.notify(self, f"rolled back an interrupted apply: {recovered}", title="recovery", severity="warning")
+            self.field.rescan()
+
+    def request_analysis(self) -> None:
+        """Recompute checks and statuses in the background (coalesced)."""
+        if self.field is None:
+            return
+        if self._analysis_pending:
+            return
+        self._analysis_pending = True
+        self._changed_since_snapshot = set()
+        self.run_analysis(self.field.snapshot())
+
+    @work(thread=True, exclusive=False, group="analysis", name="analyse field")
+    def run_analysis(self, snapshot: Field) -> None:
+        result = analyse(snapshot)
+        self.call_from_thread(self._analysis_done, result)
+
+    def _analysis_done(self, result: Analysis) -> None:
+        self._analysis_pending = False
+        self.analysis = result
+        self.rows = dict(result.rows)
+        if self.field is not None and result.generation != self.field.generation:
+            # The field changed while we were busy: patch those rows now, analyse again.
+            for path in self._changed_since_snapshot:
+                self._refresh_row(path)
+            self.request_analysis()
+        self.ready.set()
+        self.field_signal.publish(FieldEvent("analysed"))
+
+    def _refresh_row(self, path: str) -> None:
+        """Recompute one page's row on the UI thread (cheap: one page)."""
+        info = self.field.pages.get(path) if self.field else None
+        if info is None:
+            self.rows.pop(path, None)
+            return
+        analysis = self.analysis
+        if analysis is None:
+            self.rows[path] = make_row(info, CURRENT, [], 0)
+            return
+        self.rows[path] = make_row(
+            info,
+            analysis.status.get(path, CURRENT),
+            analysis.by_path.get(path, []),
+            len(analysis.proposal_pages.get(path, [])),
+        )
+
+    def model_field(self) -> Field | None:
+        """The field with its lookups built: the analysed snapshot when it is current.
+
+        Resolving links, backlinks and history over 10,000 pages takes a moment;
+        the analysis worker builds them, so screens use its snapshot when nothing
+        changed since, and the live field (built on demand) otherwise.
+        """
+        analysis = self.analysis
+        if analysis is not None and self.field is not None and analysis.generation == self.field.generation:
+            return analysis.field
+        return self.field
+
+    # ------------------------------------------------------------------ index
+    @work(thread=True, exclusive=True, group="index", name="open index")
+    def open_index(self) -> None:
+        try:
+            from memtui.index import IndexService
+        except ImportError as exc:  # pragma: no cover - the package ships with memtui
+            self.index_error = f"search index unavailable: {exc}"
+            self.call_from_thread(self._index_opened)
+            return
+        assert self.field is not None
+
+        def progress(done: int, total: int, phase: str) -> None:
+            self.index_progress = LoadProgress(phase, done, total)
+            self.call_from_thread(self.field_signal.publish, FieldEvent("index"))
+
+        try:
+            service = IndexService(
+                self.field.root,
+                index_dir=self.index_dir,
+                readonly_field=self.field.readonly,
+                source=self.field.source,
+            )
+            service.open(progress=progress)
+            self.index = service
+            if self.watch_enabled:
+                service.start_watching(self._on_index_change)
+        except MemtuiError as exc:
+            self.index_error = f"{exc.message} ({exc.hint})" if exc.hint else exc.message
+        except Exception as exc:  # the index is a cache: browsing goes on without it
+            self.index_error = f"search index failed: {exc}"
+        self.call_from_thread(self._index_opened)
+
+    def _index_opened(self) -> None:
+        self.index_progress = LoadProgress("ready", self.index_progress.total, self.index_progress.total)
+        self.last_sync = time.time()
+        self.index_ready.set()
+        if self.index_error:
+            safe.notify(self, self.index_error, title="search index", severity="warning", timeout=10)
+        self.field_signal.publish(FieldEvent("index"))
+
+    def _on_index_change(self, batch) -> None:
+        """Called by the index service's thread after it committed a batch."""
+        try:
+            self.call_from_thread(self.apply_changes, batch)
+        except RuntimeError:
+            pass  # the app is shutting down
+
+    def apply_changes(self, batch) -> None:
+        """Bring ``app.field`` in line with what changed on disk and tell the screens."""
+        if self.field is None:
+            return
+        changed: list[str] = []
+        removed: list[str] = []
+        if getattr(batch, "rescanned", False):
+            result = self.field.rescan()
+            changed = result["added"] + result["changed"]
+            removed = result["removed"]
+        else:
+            paths = list(batch.added) + list(batch.changed)
+            paths += [new for _, new in getattr(batch, "moved", [])]
+            gone = list(batch.removed) + [old for old, _ in getattr(batch, "moved", [])]
+            for path in dict.fromkeys(paths):
+                outcome = self.field.refresh_page(path)
+                if outcome in ("added", "changed"):
+                    changed.append(path)
+                elif outcome == "removed":
+                    removed.append(path)
+            for path in dict.fromkeys(gone):
+                if self.field.refresh_page(path) == "removed":
+                    removed.append(path)
+        self.last_sync = time.time()
+        if not changed and not removed:
+            self.field_signal.publish(FieldEvent("index"))
+            return
+        for path in changed + removed:
+            self._refresh_row(path)
+            self._changed_since_snapshot.add(path)
+        self.field_signal.publish(FieldEvent("changed", changed, removed))
+        self.request_analysis()
+        self._announce(changed, removed)
+
+    def _announce(self, changed: list[str], removed: list[str]) -> None:
+        parts = []
+        if changed:
+            shown = ", ".join(changed[:3]) + (f" and {len(changed) - 3} more" if len(changed) > 3 else "")
+            parts.append(f"updated: {shown}")
+        if removed:
+            shown = ", ".join(removed[:3]) + (f" and {len(removed) - 3} more" if len(removed) > 3 else "")
+            parts.append(f"removed: {shown}")
+        safe.notify(self, "; ".join(parts), title="changed on disk", timeout=4)
+
+    def reload_paths(self, paths: list[str]) -> None:
+        """Re-read pages memtui itself just wrote (the watcher will confirm later)."""
+        if self.field is None:
+            return
+
+        class _Batch:
+            added: list[str] = []
+            changed = paths
+            removed: list[str] = []
+            moved: list[tuple[str, str]] = []
+            rescanned = False
+
+        self.apply_changes(_Batch())
+
+    # ------------------------------------------------------------------ actions
+    def action_open_search(self) -> None:
+        self.switch_mode("search")
+        screen = self.screen
+        if hasattr(screen, "focus_query"):
+            screen.focus_query()
+
+    def action_help(self) -> None:
+        from memtui.tui.screens.help import HelpScreen
+
+        self.push_screen(HelpScreen())
+
+    def open_page(self, path: str, *, line: int | None = None) -> None:
+        from memtui.tui.screens.page import PageScreen
+
+        if self.field is None or path not in self.field.pages:
+            safe.notify(self, f"no such page: {path}", severity="warning")
+            return
+        self.push_screen(PageScreen(path, line=line))
+
+    def palette(self) -> dict[str, str]:
+        """Colours for Rich styles: the theme's semantic colours plus the source-tag colours."""
+        variables = self.get_css_variables()
+        colours = {name: variables.get(name, "") for name in ("primary", "secondary", "accent", "warning", "error", "success")}
+        colours.update(self.tag_colours)
+        return {name: value if _is_colour(value) else "" for name, value in colours.items()}
+
+    def open_editor(self, path: str) -> None:
+        from memtui.tui.screens.editor import EditorScreen
+
+        if self.field is None or path not in self.field.pages:
+            safe.notify(self, f"no such page: {path}", severity="warning")
+            return
+        if self.field.readonly:
+            safe.notify(self, "this field is read-only (opened from a zip)", severity="warning")
+            return
+        self.push_screen(EditorScreen(path))
+
+    def action_open_named(self, path: str) -> None:
+        self.open_page(path)
+
+    def action_rescan(self) -> None:
+        if self.field is None:
+            return
+
+        class _Batch:
+            rescanned = True
+
+        self.apply_changes(_Batch())
+        self.notify("folder rescanned", timeout=2)
+
+    def action_rebuild_index(self) -> None:
+        if self.index is None:
+            safe.notify(self, "the index is not open yet", severity="warning")
+            return
+        self.rebuild_index()
+
+    @work(thread=True, exclusive=True, group="index", name="rebuild index")
+    def rebuild_index(self) -> None:
+        def progress(done: int, total: int, phase: str) -> None:
+            self.index_progress = LoadProgress(phase, done, total)
+            self.call_from_thread(self.field_signal.publish, FieldEvent("index"))
+
+        try:
+            self.index.rebuild(progress=progress)
+            message, severity = "search index rebuilt", "information"
+        except MemtuiError as exc:
+            message, severity = exc.message, "error"
+        self.call_from_thread(safe.notify, self, message, severity=severity)
+        self.call_from_thread(self.field_signal.publish, FieldEvent("index"))
+
+    def action_toggle_commit_after_save(self) -> None:
+        self.settings.commit_after_save = not self.settings.commit_after_save
+        self.settings.save()
+        state = "on" if self.settings.commit_after_save else "off"
+        self.notify(f"git commit after save: {state}", timeout=3)
+
+    def open_history(self, target: str) -> None:
+        from memtui.tui.screens.history import HistoryScreen
+
+        self.push_screen(HistoryScreen(target))
+
+    def on_unmount(self) -> None:
+        if self.index is not None:
+            try:
+                self.index.close()
+            except Exception:
+                pass
+
+
+def _is_colour(value: str) -> bool:
+    return isinstance(value, str) and len(value) in (7, 9) and value.startswith("#")
+
+
+def run_app(field_path: Path, *, index_dir: Path | None = None, theme: str | None = None) -> int:
+    app = MemtuiApp(field_path, index_dir=index_dir, theme=theme)
+    app.run()
+    if app.load_error is not None:
+        raise app.load_error
+    return app.return_code or 0

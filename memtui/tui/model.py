@@ -1,0 +1,238 @@
+"""What the screens show about the field, computed off the UI thread.
+
+``analyse`` runs the checks, the supersede statuses and the proposal queue over a
+snapshot of the field (a copy sharing the immutable page summaries), in a
+worker thread; the app then hands the resulting ``Analysis`` down to screens.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+from collections import Counter
+from dataclasses import dataclass, field
+from typing import Any
+
+from memtui.field import trust as trust_mod
+from memtui.field.checks import ERROR, INFO, WARNING, Finding, findings_by_path, run_checks
+from memtui.field.field import Field
+from memtui.field.history import CURRENT, SUPERSEDED
+from memtui.field.textsafety import one_line
+
+# Badge glyph + word: states are never shown by colour alone.
+BADGES = {
+    "quarantined": ("⛔", "quar", "error"),
+    "unreviewed": ("◌", "unrev", "warning"),
+    "superseded": ("↷", "old", "secondary"),
+    "findings": ("▲", "find", "warning"),
+    "proposal": ("✎", "prop", "accent"),
+    "loading": ("…", "reading", "secondary"),
+}
+PENDING = "pending"  # listed, not read yet
+FILTERS = ("all", "quarantined", "unreviewed", "superseded", "findings", "proposal")
+
+
+@dataclass(frozen=True, slots=True)
+class PageRow:
+    path: str
+    title: str
+    kind: str
+    subject: str
+    updated: str
+    trust: str
+    status: str
+    errors: int
+    warnings: int
+    proposals: int
+    # What the page list shows: (text, style name) per column, made once, off the UI thread.
+    cells: tuple[tuple[str, str], ...] = field(default=(), compare=False, repr=False)
+
+    def states(self) -> list[str]:
+        if self.trust == PENDING:
+            return ["loading"]
+        out = []
+        if self.trust == trust_mod.QUARANTINED:
+            out.append("quarantined")
+        elif self.trust == trust_mod.UNREVIEWED:
+            out.append("unreviewed")
+        if self.status == SUPERSEDED:
+            out.append("superseded")
+        if self.errors or self.warnings:
+            out.append("findings")
+        if self.proposals:
+            out.append("proposal")
+        return out
+
+    def matches(self, filter_name: str) -> bool:
+        return filter_name == "all" or filter_name in self.states()
+
+
+@dataclass
+class Analysis:
+    field: Field  # the snapshot analysed (its lookups, history and backlinks are built)
+    history: Any
+    generation: int
+    status: dict[str, str]
+    findings: list[Finding]
+    by_path: dict[str, list[Finding]]
+    proposal_pages: dict[str, list[str]]
+    proposals: list[Any]
+    rows: dict[str, PageRow]
+    counts: dict[str, int] = field(default_factory=dict)
+    tag_totals: dict[str, int] = field(default_factory=dict)
+    per_day: list[tuple[str, int]] = field(default_factory=list)
+    memory_chars: int | None = None
+    proposal_error: str | None = None
+    regret: dict[str, dict] = field(default_factory=dict)  # per job: approved, reverted, regret_rate
+
+
+def _updated(info) -> str:
+    value = info.updated
+    if isinstance(value, str) and value:
+        return value[:10]
+    if info.mtime_ns:
+        return _dt.datetime.fromtimestamp(info.mtime_ns / 1e9).strftime("%Y-%m-%d")
+    return ""
+
+
+def row_cells(row: PageRow) -> tuple[tuple[str, str], ...]:
+    """The page list's columns: state badges, title, kind, subject, updated, path."""
+    states = row.states()
+    parts = []
+    for state in states:
+        glyph, word, _ = BADGES[state]
+        parts.append(f"{glyph}{row.errors + row.warnings}" if state == "findings" else f"{glyph}{word}")
+    badge_style = BADGES[states[0]][2] if states else "success"
+    return (
+        (" ".join(parts) if parts else "✓ ok", badge_style),
+        (one_line(row.title), ""),
+        (one_line(row.kind), "dim"),
+        (one_line(row.subject), ""),
+        (row.updated, "dim"),
+        (one_line(row.path), "dim"),
+    )
+
+
+def _with_cells(row: PageRow) -> PageRow:
+    object.__setattr__(row, "cells", row_cells(row))
+    return row
+
+
+def make_row(info, status: str, findings: list[Finding], proposals: int) -> PageRow:
+    return _with_cells(PageRow(
+        path=info.path,
+        title=info.title,
+        kind=info.kind or "",
+        subject=info.subject or "",
+        updated=_updated(info),
+        trust=trust_mod.trust_state(info.meta, info.path),
+        status=status,
+        errors=sum(1 for f in findings if f.severity == ERROR),
+        warnings=sum(1 for f in findings if f.severity == WARNING),
+        proposals=proposals,
+    ))
+
+
+def load_proposals(field_: Field) -> tuple[list[Any], dict[str, list[str]], dict[str, dict], str | None]:
+    """Pending proposals (queue entries), the proposals touching each page, regret per job."""
+    from memtui.field import proposals as proposals_mod
+    from memtui.field.errors import MemtuiError
+
+    try:
+        queue = proposals_mod.proposal_queue(field_.root, field=field_, with_checks=False)
+        stats = proposals_mod.stats(field_.root)
+    except (MemtuiError, OSError) as exc:  # a broken proposal folder must not take the browser down
+        return [], {}, {}, f"cannot read proposals: {exc}"
+    pages: dict[str, list[str]] = {}
+    for entry in queue.entries:
+        for path in entry.proposal.pages:
+            pages.setdefault(path, []).append(entry.proposal.id)
+    regret = {job: job_stats.to_json() for job, job_stats in stats.jobs.items()}
+    problem = "; ".join(queue.problems) if queue.problems else None
+    return queue.entries, pages, regret, problem
+
+
+def analyse(field_: Field) -> Analysis:
+    """Everything the screens need about a field snapshot. Runs in a worker thread."""
+    history = field_.history
+    findings = run_checks(field_)
+    by_path = findings_by_path(findings)
+    proposals, proposal_pages, regret, proposal_error = load_proposals(field_)
+    rows = {
+        path: make_row(info, history.status.get(path, CURRENT), by_path.get(path, []), len(proposal_pages.get(path, [])))
+        for path, info in field_.pages.items()
+    }
+    counts = Counter()
+    tag_totals: Counter[str] = Counter()
+    per_day: Counter[str] = Counter()
+    for row in rows.values():
+        counts["pages"] += 1
+        counts[row.trust] += 1
+        if row.status == SUPERSEDED:
+            counts["superseded"] += 1
+        if row.errors or row.warnings:
+            counts["with_findings"] += 1
+        if row.proposals:
+            counts["in_proposals"] += 1
+    for info in field_.pages.values():
+        tag_totals.update(info.tag_counts)
+        day = (info.created or info.updated or "")[:10]
+        if len(day) == 10:
+            per_day[day] += 1
+    counts["errors"] = sum(1 for f in findings if f.severity == ERROR)
+    counts["warnings"] = sum(1 for f in findings if f.severity == WARNING)
+    counts["notes"] = sum(1 for f in findings if f.severity == INFO)
+    counts["proposals"] = len(proposals)
+    memory_chars = None
+    if "MEMORY.md" in field_.pages:
+        try:
+            memory_chars = len((field_.root / "MEMORY.md").read_bytes().decode("utf-8", "replace"))
+        except OSError:
+            memory_chars = None
+    field_.backlinks("")  # build the backlink table here, not on the UI thread
+    return Analysis(
+        field=field_,
+        history=history,
+        generation=field_.generation,
+        status=dict(history.status),
+        findings=findings,
+        by_path=by_path,
+        proposal_pages=proposal_pages,
+        proposals=proposals,
+        rows=rows,
+        counts=dict(counts),
+        tag_totals=dict(tag_totals),
+        per_day=daily_series(per_day),
+        memory_chars=memory_chars,
+        proposal_error=proposal_error,
+        regret=regret,
+    )
+
+
+def daily_series(per_day: Counter[str], days: int = 365) -> list[tuple[str, int]]:
+    """Pages written per day over the last ``days`` days that have any (zeros filled in)."""
+    if not per_day:
+        return []
+    try:
+        last = max(_dt.date.fromisoformat(d) for d in per_day)
+    except ValueError:
+        return []
+    series = []
+    for offset in range(days - 1, -1, -1):
+        day = (last - _dt.timedelta(days=offset)).isoformat()
+        series.append((day, per_day.get(day, 0)))
+    while series and series[0][1] == 0:
+        series.pop(0)
+    return series
+
+
+def pending_row(path: str) -> PageRow:
+    """A page found by the scan but not read yet (first load of a big field)."""
+    stem = path.rsplit("/", 1)[-1][:-3] if path.endswith(".md") else path
+    return _with_cells(PageRow(path, stem, "", "", "", PENDING, CURRENT, 0, 0, 0))
+
+
+def quick_rows(pages: dict, pending: list[str] = ()) -> dict[str, PageRow]:
+    """Rows from page summaries alone (no checks, no statuses yet): the list is usable at once."""
+    rows = {path: pending_row(path) for path in pending}
+    rows.update({path: make_row(info, CURRENT, [], 0) for path, info in pages.items()})
+    return rows

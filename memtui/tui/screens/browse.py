@@ -1,0 +1,235 @@
+"""Browse: every page as a sortable list or a folder tree, with state badges and filters."""
+
+from __future__ import annotations
+
+from rich.text import Text
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Vertical
+from textual.content import Content
+from textual.screen import Screen
+from textual.widgets import ContentSwitcher, Footer, Header, Static, Tab, Tabs, Tree
+
+from memtui.field.textsafety import one_line
+from memtui.tui.events import FieldEvent
+from memtui.tui.model import FILTERS, PageRow
+from memtui.tui.widgets.page_table import Column, PageTable
+from memtui.tui.widgets.page_tree import PageTree
+from memtui.tui.widgets.status_bar import StatusBar
+
+COLUMNS = [
+    Column("state", "state", 18),
+    Column("title", "title", 0, 16, weight=3),
+    Column("kind", "kind", 11),
+    Column("subject", "subject", 22),
+    Column("updated", "updated", 10),
+    Column("path", "path", 0, 12, weight=2),
+]
+RELOAD_DELAY = 0.1
+SORTS = ("title", "updated", "kind", "subject", "path", "state")
+STATE_RANK = {"quarantined": 0, "unreviewed": 1, "findings": 2, "proposal": 3, "superseded": 4, "loading": 5}
+FILTER_LABELS = {
+    "all": ("◆", "all"),
+    "quarantined": ("⛔", "quarantined"),
+    "unreviewed": ("◌", "unreviewed"),
+    "superseded": ("↷", "superseded"),
+    "findings": ("▲", "with findings"),
+    "proposal": ("✎", "in proposals"),
+    "loading": ("…", "reading"),
+}
+
+
+def sort_key(name: str):
+    if name == "title":
+        return lambda row: (row.title.casefold(), row.path)
+    if name == "updated":
+        return lambda row: (row.updated, row.path)
+    if name == "kind":
+        return lambda row: (row.kind, row.title.casefold())
+    if name == "subject":
+        return lambda row: (row.subject.casefold() or "\uffff", row.title.casefold())
+    if name == "state":
+        return lambda row: (min((STATE_RANK[s] for s in row.states()), default=9), row.path)
+    return lambda row: row.path
+
+
+class BrowseScreen(Screen):
+    """The pages of the field."""
+
+    BINDINGS = [
+        Binding("v", "toggle_view", "Tree/List"),
+        Binding("s", "cycle_sort", "Sort"),
+        Binding("r", "reverse_sort", "Reverse"),
+        Binding("f", "cycle_filter", "Filter"),
+        Binding("h", "history", "History"),
+        Binding("e", "edit", "Edit"),
+    ]
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.filter = "all"
+        self.sort = "path"
+        self.reverse = False
+        self.rows: dict[str, PageRow] = {}
+        self._reload_timer = None
+
+    def compose(self) -> ComposeResult:
+        yield Header()
+        yield Tabs(*[Tab(self._tab_label(name, None), id=f"filter-{name}") for name in FILTERS], id="filters")
+        with ContentSwitcher(initial="page-list", id="views"):
+            yield PageTable(COLUMNS, id="page-list")
+            yield PageTree(id="page-tree")
+        yield Static(id="browse-message", classes="message")
+        yield StatusBar()
+        yield Footer()
+
+    def on_mount(self) -> None:
+        self.app.field_signal.subscribe(self, self._on_field)
+        table = self.query_one(PageTable)
+        table.sort_column = self.sort
+        table.empty_message = "loading pages…"
+        self._reload()
+        table.focus()
+
+    # ------------------------------------------------------------------ data
+    def _tab_label(self, name: str, count: int | None) -> Content:
+        glyph, word = FILTER_LABELS[name]
+        return Content(f"{glyph} {word}" + (f" {count:,}" if count is not None else ""))
+
+    def _on_field(self, event: FieldEvent) -> None:
+        if event.kind in ("loaded", "analysed", "changed", "theme", "error"):
+            self._schedule_reload()
+
+    def _schedule_reload(self) -> None:
+        """Coalesce bursts of events (a first load, an agent writing many pages) into one refill."""
+        if self._reload_timer is None:
+            self._reload_timer = self.set_timer(RELOAD_DELAY, self._timed_reload)
+
+    def _timed_reload(self) -> None:
+        self._reload_timer = None
+        self._reload()
+
+    def _reload(self) -> None:
+        app = self.app
+        message = self.query_one("#browse-message", Static)
+        if app.load_error is not None:
+            message.update(Text(f"✖ {one_line(app.load_error.message)}\n{one_line(app.load_error.hint)}"))
+            message.display = True
+            return
+        if app.field is not None and len(app.field) == 0 and not app.pending_paths:
+            message.update(
+                Text.assemble(
+                    ("No pages here.\n\n", "bold"),
+                    f"memtui found no Markdown pages (*.md) under {one_line(str(app.field.root))}.\n",
+                    "A memory folder holds pages like MEMORY.md, knowledge/*.md, notes/*.md.\n",
+                    "Open another folder with `memtui PATH`, or try `memtui demo` for a sample memory.",
+                )
+            )
+            message.display = True
+            self.query_one("#views").display = False
+            return
+        message.display = False
+        self.query_one("#views").display = True
+        self.rows = app.rows
+        self._update_tabs()
+        self._fill()
+
+    def _update_tabs(self) -> None:
+        counts = {name: 0 for name in FILTERS}
+        for row in self.rows.values():
+            counts["all"] += 1
+            for state in row.states():
+                if state in counts:
+                    counts[state] += 1
+        tabs = self.query_one(Tabs)
+        for name in FILTERS:
+            tab = tabs.query_one(f"#filter-{name}", Tab)
+            tab.label = self._tab_label(name, counts[name])
+
+    def _fill(self) -> None:
+        table = self.query_one(PageTable)
+        visible = [row for row in self.rows.values() if row.matches(self.filter)]
+        visible.sort(key=sort_key(self.sort), reverse=self.reverse)
+        table.sort_column = self.sort
+        table.sort_reverse = self.reverse
+        table.empty_message = "no pages match this filter" if self.app.field is not None else "loading pages…"
+        table.set_rows([(row.path, row.cells) for row in visible])
+        tree = self.query_one(PageTree)
+        if self.query_one(ContentSwitcher).current == "page-tree":
+            self._fill_tree(visible)
+        else:
+            tree.stale = True  # type: ignore[attr-defined]
+
+    def _fill_tree(self, visible: list[PageRow] | None = None) -> None:
+        if visible is None:
+            visible = [row for row in self.rows.values() if row.matches(self.filter)]
+        colours = self.app.get_css_variables()
+        root = self.app.field.root.name if self.app.field is not None else "field"
+        self.query_one(PageTree).set_rows({row.path: row for row in visible}, colours, root)
+
+    # ------------------------------------------------------------------ events
+    def on_page_table_selected(self, event: PageTable.Selected) -> None:
+        self.app.open_page(event.key)
+
+    def on_page_table_header_clicked(self, event: PageTable.HeaderClicked) -> None:
+        if event.column == self.sort:
+            self.reverse = not self.reverse
+        else:
+            self.sort, self.reverse = event.column, event.column == "updated"
+        self._fill()
+
+    def on_tree_node_selected(self, event: Tree.NodeSelected[str]) -> None:
+        data = event.node.data
+        if data and not data.startswith("dir:"):
+            self.app.open_page(data)
+
+    def on_tabs_tab_activated(self, event: Tabs.TabActivated) -> None:
+        if event.tab is None or event.tab.id is None:
+            return
+        name = event.tab.id.removeprefix("filter-")
+        if name != self.filter:
+            self.filter = name
+            self._fill()
+
+    # ------------------------------------------------------------------ actions
+    def selected_path(self) -> str | None:
+        if self.query_one(ContentSwitcher).current == "page-tree":
+            node = self.query_one(PageTree).cursor_node
+            data = node.data if node is not None else None
+            return data if data and not data.startswith("dir:") else None
+        return self.query_one(PageTable).cursor_key
+
+    def action_toggle_view(self) -> None:
+        switcher = self.query_one(ContentSwitcher)
+        if switcher.current == "page-list":
+            switcher.current = "page-tree"
+            self._fill_tree()
+            self.query_one(PageTree).focus()
+        else:
+            switcher.current = "page-list"
+            self.query_one(PageTable).focus()
+
+    def action_cycle_sort(self) -> None:
+        self.sort = SORTS[(SORTS.index(self.sort) + 1) % len(SORTS)]
+        self.reverse = self.sort == "updated"
+        self._fill()
+        self.notify(f"sorted by {self.sort}", timeout=1.5)
+
+    def action_reverse_sort(self) -> None:
+        self.reverse = not self.reverse
+        self._fill()
+
+    def action_cycle_filter(self) -> None:
+        index = (FILTERS.index(self.filter) + 1) % len(FILTERS)
+        self.query_one(Tabs).active = f"filter-{FILTERS[index]}"
+
+    def action_history(self) -> None:
+        path = self.selected_path()
+        if path:
+            self.app.open_history(path)
+
+    def action_edit(self) -> None:
+        path = self.selected_path()
+        if path:
+            self.app.open_editor(path)
+

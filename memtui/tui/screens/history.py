@@ -1,0 +1,148 @@
+"""History: the timeline of a fact's versions, and what memory held on a given day."""
+
+from __future__ import annotations
+
+import datetime as _dt
+
+from rich.text import Text
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.screen import Screen
+from textual.widgets import Footer, Header, Input, OptionList, Static
+from textual.widgets.option_list import Option
+
+from memtui.field.history import CURRENT, Chain, Version
+from memtui.field.textsafety import one_line
+from memtui.tui.events import FieldEvent
+from memtui.tui.widgets.status_bar import StatusBar
+
+
+def version_prompt(version: Version, colours: dict[str, str], *, held: bool, last: bool) -> Text:
+    current = version.status == CURRENT
+    text = Text()
+    rail = "└─" if last else "├─"
+    start = version.valid_from or "????-??-??"
+    text.append(f"{start} {rail} ", style="dim")
+    if current:
+        text.append("● CURRENT    ", style=f"bold reverse {colours.get('success', '')}")
+    else:
+        text.append("○ superseded ", style="dim")
+    text.append(one_line(version.title, 90), style="bold" if current else "dim")
+    if version.tag:
+        text.append(f" [{version.tag}]", style=f"bold {colours.get(version.tag, '')}")
+    if held:
+        text.append("  ◆ held on that day", style=f"bold {colours.get('accent', '')}")
+    pad = " " * 11 + ("   " if last else "│  ")
+    text.append(f"\n{pad}valid {version.valid_from or '?'} → {version.valid_to or 'now'}", style="")
+    where = version.path if version.line is None else f"{version.path}:{version.line}"
+    text.append(f"   {one_line(where)}", style="dim")
+    if version.sources:
+        text.append(f"\n{pad}sources: ", style="dim")
+        text.append(one_line("; ".join(version.sources), 160))
+    if version.supersedes:
+        text.append(f"\n{pad}replaced: ", style="dim")
+        text.append(one_line(", ".join(version.supersedes), 160))
+    if not current:
+        text.append(f"\n{pad}{one_line(version.reason, 160)}", style=f"italic {colours.get('warning', '')}")
+    return text
+
+
+class HistoryScreen(Screen):
+    BINDINGS = [
+        Binding("escape,backspace", "back", "Back"),
+        Binding("a", "focus_as_of", "As of date"),
+        Binding("c", "clear_as_of", "Clear date"),
+    ]
+
+    def __init__(self, target: str) -> None:
+        super().__init__()
+        self.target = target
+        self.as_of: str | None = None
+        self.chains: list[Chain] = []
+        self._option_targets: dict[str, tuple[str, int | None]] = {}
+
+    def compose(self) -> ComposeResult:
+        yield Header()
+        yield Input(placeholder="as of date: YYYY-MM-DD (what did memory hold that day?)", id="as-of")
+        yield Static(id="as-of-summary")
+        yield OptionList(id="timeline")
+        yield StatusBar()
+        yield Footer()
+
+    def on_mount(self) -> None:
+        self.app.field_signal.subscribe(self, self._on_field)
+        self.title = f"History: {one_line(self.target, 80)}"
+        self.refresh_history()
+        self.query_one("#timeline").focus()
+
+    def _on_field(self, event: FieldEvent) -> None:
+        if event.kind in ("changed", "theme", "analysed"):
+            self.refresh_history()
+
+    def refresh_history(self) -> None:
+        field = self.app.model_field()
+        self.chains = [c for c in field.history.lookup(self.target) if c.versions] if field else []
+        colours = self.app.palette()
+        timeline = self.query_one("#timeline", OptionList)
+        highlighted = timeline.highlighted
+        timeline.clear_options()
+        self._option_targets.clear()
+        if not self.chains:
+            timeline.add_option(Option(Text(f"no history for {one_line(self.target)}", style="dim"), disabled=True))
+        summary = Text()
+        for number, chain in enumerate(self.chains):
+            currents = chain.current
+            header = Text(f"{one_line(chain.name)}", style="bold")
+            header.append(f"   {chain.form} history · {len(chain.versions)} version(s), oldest first", style="dim")
+            if len(currents) > 1:
+                header.append(f"   ▲ {len(currents)} current at once: contradiction", style=f"bold {colours.get('warning', '')}")
+            timeline.add_option(Option(header, id=f"chain-{number}", disabled=True))
+            held = chain.as_of(self.as_of) if self.as_of else None
+            for index, version in enumerate(chain.versions):
+                option_id = f"v-{number}-{index}"
+                self._option_targets[option_id] = (version.path, version.line)
+                prompt = version_prompt(version, colours, held=held is version, last=index == len(chain.versions) - 1)
+                timeline.add_option(Option(prompt, id=option_id))
+            if self.as_of:
+                summary.append(f"On {self.as_of}, {one_line(chain.name)}: ", style="bold")
+                if held is None:
+                    summary.append("nothing recorded yet\n", style="dim")
+                else:
+                    summary.append(one_line(held.title, 80))
+                    summary.append(f"  ({one_line(held.path)})\n", style="dim")
+            timeline.add_option(Option(Text(""), disabled=True))
+        summary.rstrip()
+        self.query_one("#as-of-summary", Static).update(summary)
+        self.query_one("#as-of-summary", Static).display = bool(self.as_of)
+        if highlighted is not None and highlighted < timeline.option_count:
+            timeline.highlighted = highlighted
+
+    def on_input_submitted(self, event: Input.Submitted) -> None:
+        value = event.value.strip()
+        if not value:
+            self.action_clear_as_of()
+            return
+        try:
+            _dt.date.fromisoformat(value)
+        except ValueError:
+            self.notify("write the date as YYYY-MM-DD", severity="warning")
+            return
+        self.as_of = value
+        self.refresh_history()
+        self.query_one("#timeline").focus()
+
+    def on_option_list_option_selected(self, event: OptionList.OptionSelected) -> None:
+        target = self._option_targets.get(event.option.id or "")
+        if target:
+            self.app.open_page(target[0], line=target[1])
+
+    def action_focus_as_of(self) -> None:
+        self.query_one("#as-of", Input).focus()
+
+    def action_clear_as_of(self) -> None:
+        self.as_of = None
+        self.query_one("#as-of", Input).value = ""
+        self.refresh_history()
+
+    def action_back(self) -> None:
+        self.app.pop_screen()

@@ -1,0 +1,215 @@
+"""Overview: the state of the whole memory at a glance."""
+
+from __future__ import annotations
+
+from rich.table import Table
+from rich.text import Text
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Grid, Vertical
+from textual.screen import Screen
+from textual.widgets import Footer, Header, Sparkline, Static
+
+from memtui.field.body import SOURCE_TAGS
+from memtui.field.checks import MEMORY_CAP, RULES
+from memtui.field.textsafety import one_line
+from memtui.tui.events import FieldEvent
+from memtui.tui.widgets.status_bar import StatusBar, describe_sync, index_state
+
+BAR_WIDTH = 24
+
+
+def bar(value: int, total: int, width: int = BAR_WIDTH) -> str:
+    if total <= 0:
+        return "░" * width
+    filled = min(width, round(width * value / total))
+    return "█" * filled + "░" * (width - filled)
+
+
+class OverviewScreen(Screen):
+    BINDINGS = [Binding("escape", "app.switch_mode('browse')", "Back")]
+
+    def compose(self) -> ComposeResult:
+        yield Header()
+        with Grid(id="overview-grid"):
+            with Vertical(classes="panel"):
+                yield Static("Pages", classes="panel-title")
+                yield Static(id="ov-pages")
+            with Vertical(classes="panel"):
+                yield Static("Findings by rule", classes="panel-title")
+                yield Static(id="ov-findings")
+            with Vertical(classes="panel"):
+                yield Static("Source tags", classes="panel-title")
+                yield Static(id="ov-tags")
+            with Vertical(classes="panel"):
+                yield Static("Pages written per day", classes="panel-title")
+                yield Sparkline([], id="ov-sparkline")
+                yield Static(id="ov-days")
+            with Vertical(classes="panel"):
+                yield Static("MEMORY.md", classes="panel-title")
+                yield Static(id="ov-memory")
+            with Vertical(classes="panel"):
+                yield Static("Index and watcher", classes="panel-title")
+                yield Static(id="ov-index")
+            with Vertical(classes="panel"):
+                yield Static("Proposals", classes="panel-title")
+                yield Static(id="ov-proposals")
+        yield StatusBar()
+        yield Footer()
+
+    def on_mount(self) -> None:
+        self.title = "Overview"
+        self.app.field_signal.subscribe(self, self._on_field)
+        self.set_interval(2.0, self._refresh_index)
+        self.refresh_overview()
+
+    def _on_field(self, event: FieldEvent) -> None:
+        if event.kind == "index":
+            self._refresh_index()
+        else:
+            self.refresh_overview()
+
+    def refresh_overview(self) -> None:
+        app = self.app
+        analysis = app.analysis
+        colours = app.palette()
+        pages = self.query_one("#ov-pages", Static)
+        if app.field is None or analysis is None:
+            pages.update(Text("… reading and checking the field", style="dim"))
+            self._refresh_index()
+            return
+        counts = analysis.counts
+        total = counts.get("pages", 0)
+        table = Table.grid(padding=(0, 1))
+        table.add_column(justify="right", style="bold")
+        table.add_column()
+        table.add_column(style="dim")
+        rows = [
+            (total, "◆ pages", ""),
+            (counts.get("quarantined", 0), "⛔ quarantined", "error"),
+            (counts.get("unreviewed", 0), "◌ unreviewed", "warning"),
+            (counts.get("reviewed", 0), "✓ reviewed", "success"),
+            (counts.get("superseded", 0), "↷ superseded", "secondary"),
+            (counts.get("with_findings", 0), "▲ with findings", "warning"),
+            (counts.get("proposals", 0), "✎ pending proposals", "accent"),
+        ]
+        for value, label, colour in rows:
+            table.add_row(f"{value:,}", Text(label, style=colours.get(colour, "")), bar(value, total, 16))
+        pages.update(table)
+        self._render_findings(analysis, colours)
+        self._render_tags(analysis, colours)
+        self._render_days(analysis)
+        self._render_memory(analysis, colours)
+        self._render_proposals(analysis, colours)
+        self._refresh_index()
+
+    def _render_findings(self, analysis, colours) -> None:
+        by_rule: dict[str, int] = {}
+        for finding in analysis.findings:
+            by_rule[finding.rule] = by_rule.get(finding.rule, 0) + 1
+        widget = self.query_one("#ov-findings", Static)
+        if not by_rule:
+            widget.update(Text("✓ no findings", style=colours.get("success", "")))
+            return
+        table = Table.grid(padding=(0, 1))
+        table.add_column(justify="right", style="bold")
+        table.add_column()
+        order = {"error": 0, "warning": 1, "info": 2}
+        for rule, count in sorted(by_rule.items(), key=lambda kv: (order[RULES[kv[0]].severity], -kv[1], kv[0])):
+            severity = RULES[rule].severity
+            glyph = {"error": "✖", "warning": "▲", "info": "·"}[severity]
+            colour = {"error": "error", "warning": "warning", "info": "secondary"}[severity]
+            table.add_row(str(count), Text(f"{glyph} {rule}", style=colours.get(colour, "")))
+        widget.update(table)
+
+    def _render_tags(self, analysis, colours) -> None:
+        totals = analysis.tag_totals
+        total = sum(totals.get(tag, 0) for tag in SOURCE_TAGS)
+        table = Table.grid(padding=(0, 1))
+        table.add_column(no_wrap=True)
+        table.add_column(justify="right", style="bold")
+        table.add_column()
+        for tag in SOURCE_TAGS:
+            value = totals.get(tag, 0)
+            share = f"{100 * value / total:.0f}%" if total else "-"
+            table.add_row(
+                Text(f"[{tag}]", style=f"bold {colours.get(tag, '')}"),
+                f"{value:,}",
+                Text(f"{bar(value, total, 18)} {share}", style=colours.get(tag, "")),
+            )
+        self.query_one("#ov-tags", Static).update(table)
+
+    def _render_days(self, analysis) -> None:
+        series = analysis.per_day
+        sparkline = self.query_one("#ov-sparkline", Sparkline)
+        sparkline.data = [count for _, count in series] or [0]
+        label = self.query_one("#ov-days", Static)
+        if series:
+            busiest = max(series, key=lambda item: item[1])
+            label.update(
+                Text(
+                    f"{series[0][0]} → {series[-1][0]} · {sum(c for _, c in series):,} pages · "
+                    f"busiest {busiest[0]} ({busiest[1]})",
+                    style="dim",
+                )
+            )
+        else:
+            label.update(Text("no created/updated dates recorded", style="dim"))
+
+    def _render_memory(self, analysis, colours) -> None:
+        widget = self.query_one("#ov-memory", Static)
+        chars = analysis.memory_chars
+        if chars is None:
+            widget.update(Text("no MEMORY.md in this field", style="dim"))
+            return
+        over = chars > MEMORY_CAP
+        colour = colours.get("error" if over else "success" if chars < MEMORY_CAP * 0.8 else "warning", "")
+        text = Text(f"{chars:,} / {MEMORY_CAP:,} characters ({100 * chars / MEMORY_CAP:.0f}%)\n", style="bold")
+        text.append(bar(chars, MEMORY_CAP, 30), style=colour)
+        text.append("  ✖ over the cap" if over else "  ✓ under the cap", style=colour)
+        memory_findings = [f for f in analysis.by_path.get("MEMORY.md", []) if f.rule.startswith("memory-")]
+        for finding in memory_findings:
+            text.append(f"\n▲ {one_line(finding.message, 70)}", style=colours.get("warning", ""))
+        widget.update(text)
+
+    def _render_proposals(self, analysis, colours) -> None:
+        widget = self.query_one("#ov-proposals", Static)
+        text = Text()
+        if analysis.proposal_error:
+            text.append(f"✖ {one_line(analysis.proposal_error)}\n", style=colours.get("error", ""))
+        states: dict[str, int] = {}
+        for proposal in analysis.proposals:
+            state = getattr(proposal, "state", "pending")
+            states[state] = states.get(state, 0) + 1
+        text.append(f"{len(analysis.proposals)} pending", style="bold")
+        if states:
+            text.append("  " + ", ".join(f"{n} {s}" for s, n in sorted(states.items())), style="dim")
+        stats = getattr(analysis, "regret", None)
+        if stats:
+            text.append("\nregret rate (reverted / approved):", style="bold")
+            for job, row in sorted(stats.items()):
+                rate = row.get("regret_rate")
+                shown = "-" if rate is None else f"{100 * rate:.0f}%"
+                text.append(f"\n  {one_line(job)}: {row.get('reverted', 0)}/{row.get('approved', 0)} = {shown}")
+        else:
+            text.append("\nno approved proposals yet: no regret rate", style="dim")
+        widget.update(text)
+
+    def _refresh_index(self) -> None:
+        app = self.app
+        colours = app.palette()
+        glyph, word, colour = index_state(app)
+        text = Text(f"{glyph} {word}", style=f"bold {colours.get(colour, '')}")
+        text.append(f"   {describe_sync(app)}", style="dim")
+        service = app.index
+        if service is not None:
+            state = service.state
+            text.append(f"\n{state.indexed_pages:,} pages indexed, {state.pending} pending")
+            if state.message:
+                text.append(f"\n{one_line(state.message, 200)}", style="dim")
+            text.append(f"\nindex at {one_line(str(service.location))}", style="dim")
+            if service.read_only:
+                text.append("\n◇ read-only: another memtui writes this index", style=colours.get("secondary", ""))
+        elif app.index_error:
+            text.append(f"\n{one_line(app.index_error, 200)}", style=colours.get("error", ""))
+        self.query_one("#ov-index", Static).update(text)

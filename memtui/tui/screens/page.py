@@ -1,0 +1,413 @@
+"""Page view: the body with source tags, frontmatter, findings, links, backlinks, history."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+from rich.table import Table
+from rich.text import Text
+from textual import events
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Horizontal, VerticalScroll
+from textual.screen import Screen
+from textual.widgets import Footer, Header, OptionList, Static
+from textual.widgets.option_list import Option
+
+from memtui.field.checks import SEVERITY_ORDER, check_page
+from memtui.field.history import CURRENT
+from memtui.field.page import ParsedPage, parse_bytes, read_bytes
+from memtui.field.textsafety import one_line
+from memtui.tui import safe
+from memtui.tui.events import FieldEvent
+from memtui.tui.widgets.page_body import LINK_META, LinkTarget, render_body, render_raw, tag_legend
+from memtui.tui.widgets.status_bar import StatusBar
+
+KNOWN_KEYS = {
+    "id", "uuid", "title", "summary", "kind", "subject", "created", "updated", "valid_from", "valid_to",
+    "confidence", "origin", "reviewed", "reviewed_by", "reviewed_at", "taint", "generated", "sources",
+    "supersedes", "lesson", "signals", "user_correction", "move_to",
+}
+SEVERITY_GLYPH = {"error": ("✖", "error"), "warning": ("▲", "warning"), "info": ("·", "secondary")}
+LINE_ANCHOR_RE = re.compile(r"#L(\d+)")
+
+
+class PageBodyView(Static):
+    """The rendered body; clicks on links are routed to the screen by index."""
+
+    def on_click(self, event: events.Click) -> None:
+        meta = event.style.meta if event.style else {}
+        if LINK_META in meta:
+            event.stop()
+            self.screen.follow_link(int(meta[LINK_META]))
+
+
+class PageScreen(Screen):
+    BINDINGS = [
+        Binding("escape,backspace", "back", "Back"),
+        Binding("e", "edit", "Edit"),
+        Binding("r", "toggle_raw", "Raw"),
+        Binding("h", "history", "History"),
+        Binding("right_square_bracket,n", "next_link", "Next link", key_display="]"),
+        Binding("left_square_bracket,N", "previous_link", "Prev link", key_display="["),
+        Binding("enter", "follow", "Follow"),
+        Binding("j,down", "scroll(1)", "Down", show=False),
+        Binding("k,up", "scroll(-1)", "Up", show=False),
+    ]
+
+    def __init__(self, path: str, *, line: int | None = None) -> None:
+        super().__init__()
+        self.path = path
+        self.jump_line = line
+        self.raw = False
+        self.parsed: ParsedPage | None = None
+        self.data: bytes | None = None
+        self.deleted = False
+        self.links: list[LinkTarget] = []
+        self.selected_link: int | None = None
+        self.line_offsets: dict[int, int] = {}
+        self.rendered = None
+
+    def compose(self) -> ComposeResult:
+        yield Header()
+        yield Static(id="page-info")
+        with Horizontal(id="page-main"):
+            with VerticalScroll(id="page-body-scroll"):
+                yield PageBodyView(id="page-body")
+            with VerticalScroll(id="page-side"):
+                yield Static("Frontmatter", classes="side-title")
+                yield Static(id="page-frontmatter")
+                yield Static("Source tags", classes="side-title")
+                yield Static(id="page-tags")
+                yield Static("Findings", classes="side-title")
+                yield Static(id="page-findings")
+                yield Static("Links and citations", classes="side-title")
+                yield OptionList(id="page-links")
+                yield Static("Backlinks", classes="side-title")
+                yield OptionList(id="page-backlinks")
+                yield Static("History", classes="side-title")
+                yield Static(id="page-history")
+        yield StatusBar()
+        yield Footer()
+
+    def on_mount(self) -> None:
+        self.app.field_signal.subscribe(self, self._on_field)
+        self.load()
+        self.query_one("#page-body-scroll").focus()
+        if self.jump_line:
+            self.call_after_refresh(self.scroll_to_line, self.jump_line)
+
+    # ------------------------------------------------------------------ loading
+    def load(self) -> None:
+        field = self.app.field
+        try:
+            result = read_bytes(Path(field.root, *self.path.split("/")))
+        except OSError as exc:
+            result = None
+            safe.notify(self.app, f"cannot read {self.path}: {exc}", severity="error")
+        if result is None:
+            self.deleted = True
+            self.render_page()
+            return
+        self.deleted = False
+        self.data = result[0]
+        self.parsed = parse_bytes(self.path, self.data)
+        self.render_page()
+
+    def _on_field(self, event: FieldEvent) -> None:
+        if event.kind == "changed" and (self.path in event.paths or self.path in event.removed):
+            scroll = self.query_one("#page-body-scroll", VerticalScroll)
+            y = scroll.scroll_y
+            self.load()
+            self.call_after_refresh(lambda: scroll.scroll_to(y=y, animate=False))
+        elif event.kind in ("analysed", "theme"):
+            self.render_page()
+
+    def colours(self) -> dict[str, str]:
+        return self.app.palette()
+
+    # ------------------------------------------------------------------ rendering
+    def render_page(self) -> None:
+        field = self.app.field
+        info = field.pages.get(self.path) if field else None
+        title = info.title if info else self.path
+        self.title = one_line(title, 120)
+        self.sub_title = one_line(self.path)
+        colours = self.colours()
+        self._render_info(info, colours)
+        body = self.query_one("#page-body", PageBodyView)
+        if self.deleted or self.parsed is None:
+            body.update(Text(f"✖ {one_line(self.path)} was deleted on disk.", style=f"bold {colours.get('error', '')}"))
+            self.links = []
+            return
+        if self.raw:
+            body.update(render_raw(self.data or b""))
+        elif info is not None and not info.parsed:
+            body.update(Text.assemble(("not parsed: ", "bold"), one_line(info.problems[0][2] if info.problems else ""), "\n\n", render_raw(self.data or b"", limit=64 * 1024)))
+        else:
+            rendered = render_body(self.parsed, colours, fact_page=bool(info and info.is_fact_page), selected_link=self.selected_link)
+            self.links = rendered.links
+            self.line_offsets = rendered.line_offsets
+            self.rendered = rendered
+            body.update(rendered.text)
+        self._render_frontmatter(colours)
+        self.query_one("#page-tags", Static).update(tag_legend(colours, self.parsed.body.tag_counts))
+        self._render_findings(colours)
+        self._render_links()
+        self._render_backlinks()
+        self._render_history(colours)
+
+    def _render_info(self, info, colours) -> None:
+        text = Text()
+        if info is None:
+            text.append("✖ not in the field", style=colours.get("error", ""))
+        else:
+            state = self.app.field.trust(self.path)
+            status = self.app.model_field().history.status.get(self.path, CURRENT)
+            glyph, colour = {"quarantined": ("⛔", "error"), "unreviewed": ("◌", "warning"), "reviewed": ("✓", "success")}[state]
+            text.append(f"{glyph} {state}", style=f"bold {colours.get(colour, '')}")
+            s_glyph = "●" if status == CURRENT else "↷"
+            text.append(f"   {s_glyph} {status}", style="bold" if status == CURRENT else "dim")
+            text.append(f"   {one_line(self.path)}", style="dim")
+            if info.kind:
+                text.append(f"   kind {one_line(info.kind)}")
+            if info.subject:
+                text.append(f"   subject {one_line(info.subject)}")
+            text.append(f"   {info.size:,} bytes")
+        if self.raw:
+            text.append("   RAW BYTES", style=f"bold reverse {colours.get('warning', '')}")
+        self.query_one("#page-info", Static).update(text)
+
+    def _render_frontmatter(self, colours) -> None:
+        fm = self.parsed.frontmatter
+        widget = self.query_one("#page-frontmatter", Static)
+        if not fm.present:
+            widget.update(Text("no frontmatter", style="dim"))
+            return
+        if fm.error:
+            text = Text(f"✖ line {fm.error_line}: {one_line(fm.error)}\n", style=colours.get("error", ""))
+            text.append(safe.block(fm.raw))
+            widget.update(text)
+            return
+        table = Table.grid(padding=(0, 1))
+        table.add_column(style="bold", no_wrap=True)
+        table.add_column(overflow="fold")
+        for key, value in fm.data.items():
+            label = Text(one_line(key, 24), style="bold" if key in KNOWN_KEYS else "italic")
+            if key not in KNOWN_KEYS:
+                label.append(" ?", style="dim")
+            table.add_row(label, _value_text(value))
+        widget.update(table)
+
+    def _findings(self):
+        analysis = self.app.analysis
+        field = self.app.field
+        if field is None:
+            return []
+        if analysis is not None and analysis.generation == field.generation:
+            return analysis.by_path.get(self.path, [])
+        return check_page(field, self.path)
+
+    def _render_findings(self, colours) -> None:
+        findings = sorted(self._findings(), key=lambda f: (SEVERITY_ORDER[f.severity], f.line or 0))
+        if not findings:
+            self.query_one("#page-findings", Static).update(Text("✓ none", style=colours.get("success", "")))
+            return
+        text = Text()
+        for finding in findings:
+            glyph, colour = SEVERITY_GLYPH[finding.severity]
+            text.append(f"{glyph} {finding.severity} ", style=f"bold {colours.get(colour, '')}")
+            text.append(finding.rule, style="bold")
+            if finding.line:
+                text.append(f" L{finding.line}", style="dim")
+            text.append(f"\n  {one_line(finding.message)}\n")
+        text.rstrip()
+        self.query_one("#page-findings", Static).update(text)
+
+    def _render_links(self) -> None:
+        options = []
+        for index, link in enumerate(self.links):
+            label = Text(f"L{link.line} ", style="dim")
+            if link.kind == "wiki":
+                hit = self.app.model_field().resolve(link.target, near=self.path)
+                label.append(f"[[{one_line(link.target, 40)}]]")
+                label.append(f" → {one_line(hit.path)}" if hit else " ✖ missing", style="dim" if hit else "bold")
+            elif link.kind == "cite":
+                label.append(f"[cite:{link.target}] ")
+                label.append(one_line(self._citation_source(link) or "✖ no such source", 50), style="dim")
+            else:
+                label.append(f"{one_line(link.label, 20)} → ")
+                label.append(one_line(link.target, 60), style="underline")
+            options.append(Option(label, id=f"link-{index}"))
+        widget = self.query_one("#page-links", OptionList)
+        widget.clear_options()
+        widget.add_options(options or [Option(Text("none", style="dim"), disabled=True)])
+
+    def _render_backlinks(self) -> None:
+        widget = self.query_one("#page-backlinks", OptionList)
+        widget.clear_options()
+        backlinks = self.app.model_field().backlinks(self.path) if self.app.field else []
+        if not backlinks:
+            widget.add_options([Option(Text("none", style="dim"), disabled=True)])
+            return
+        seen = set()
+        for source, line in backlinks:
+            if source in seen:
+                continue
+            seen.add(source)
+            info = self.app.field.pages.get(source)
+            label = Text(one_line(info.title if info else source, 40))
+            label.append(f"  {one_line(source)}", style="dim")
+            widget.add_option(Option(label, id=f"back-{len(seen) - 1}"))
+        self._backlink_paths = list(seen)
+
+    def _render_history(self, colours) -> None:
+        field = self.app.model_field()
+        text = Text()
+        if field is None or self.path not in field.pages:
+            self.query_one("#page-history", Static).update(text)
+            return
+        history = field.history
+        version = history.page_version(self.path)
+        text.append("● current" if version.status == CURRENT else f"↷ {version.reason}", style="bold" if version.status == CURRENT else "dim")
+        if version.supersedes:
+            text.append(f"\nreplaces: {one_line(', '.join(version.supersedes))}")
+        if version.superseded_by:
+            text.append(f"\nreplaced by: {one_line(', '.join(version.superseded_by))}")
+        inline = history.inline_chains(self.path)
+        if inline:
+            text.append(f"\n{len(inline)} inline history chain(s)", style=colours.get("primary", ""))
+        text.append("\npress h for the timeline", style="dim")
+        self.query_one("#page-history", Static).update(text)
+
+    # ------------------------------------------------------------------ links
+    def _citation_source(self, link: LinkTarget) -> str | None:
+        info = self.app.field.pages.get(self.path)
+        if info is None:
+            return None
+        try:
+            number = int(link.target)
+        except ValueError:
+            return None
+        sources = info.citation_sources
+        return sources[number - 1] if 1 <= number <= len(sources) else None
+
+    def follow_link(self, index: int) -> None:
+        if not 0 <= index < len(self.links):
+            return
+        self.selected_link = index
+        link = self.links[index]
+        field = self.app.model_field()
+        if link.kind == "wiki":
+            hit = field.resolve(link.target, near=self.path)
+            if hit is None:
+                safe.notify(self.app, f"[[{link.target}]] matches no page", severity="warning")
+                return
+            self.app.open_page(hit.path)
+        elif link.kind == "cite":
+            source = self._citation_source(link)
+            if source is None:
+                safe.notify(self.app, f"[cite:{link.target}]: the page has no such source", severity="warning")
+                return
+            hit = field.resolve_source(source, near=self.path)
+            if hit is None:
+                safe.notify(self.app, f"source outside this field: {source}", title=f"[cite:{link.target}]")
+                return
+            anchor = LINE_ANCHOR_RE.search(source)
+            self.app.open_page(hit.path, line=int(anchor.group(1)) if anchor else None)
+        else:
+            target = link.target
+            if "://" not in target and target.split("#", 1)[0].endswith(".md"):
+                hit = field.resolve(target.split("#", 1)[0], near=self.path)
+                if hit is not None:
+                    self.app.open_page(hit.path)
+                    return
+            from memtui.tui.screens.dialogs import LinkDialog
+
+            self.app.push_screen(LinkDialog(link.label, target))
+
+    def action_follow(self) -> None:
+        focused = self.focused
+        if isinstance(focused, OptionList) and focused.highlighted is not None:
+            option = focused.get_option_at_index(focused.highlighted)
+            self._open_option(focused, option.id)
+            return
+        if self.selected_link is not None:
+            self.follow_link(self.selected_link)
+
+    def on_option_list_option_selected(self, event: OptionList.OptionSelected) -> None:
+        event.stop()
+        self._open_option(event.option_list, event.option.id)
+
+    def _open_option(self, widget: OptionList, option_id: str | None) -> None:
+        if not option_id:
+            return
+        if option_id.startswith("link-"):
+            self.follow_link(int(option_id[5:]))
+        elif option_id.startswith("back-"):
+            self.app.open_page(self._backlink_paths[int(option_id[5:])])
+
+    def _select_link(self, index: int) -> None:
+        if not self.links:
+            return
+        self.selected_link = index % len(self.links)
+        self.render_page()
+        self.scroll_to_line(self.links[self.selected_link].line)
+
+    def action_next_link(self) -> None:
+        self._select_link(0 if self.selected_link is None else self.selected_link + 1)
+
+    def action_previous_link(self) -> None:
+        self._select_link(-1 if self.selected_link is None else self.selected_link - 1)
+
+    def scroll_to_line(self, line: int) -> None:
+        row = self.line_offsets.get(line)
+        if row is None:
+            candidates = [n for n in self.line_offsets if n >= line]
+            row = self.line_offsets[min(candidates)] if candidates else 0
+        scroll = self.query_one("#page-body-scroll", VerticalScroll)
+        body = self.query_one("#page-body", PageBodyView)
+        y = row if self.rendered is None or self.raw else self.rendered.y_of_row(row, body.size.width, self.app.console)
+        if not (scroll.scroll_y <= y < scroll.scroll_y + scroll.size.height - 1):
+            scroll.scroll_to(y=max(0, y - 2), animate=False)
+
+    # ------------------------------------------------------------------ actions
+    def action_back(self) -> None:
+        self.app.pop_screen()
+
+    def action_toggle_raw(self) -> None:
+        self.raw = not self.raw
+        self.render_page()
+
+    def action_history(self) -> None:
+        self.app.open_history(self.path)
+
+    def action_edit(self) -> None:
+        self.app.open_editor(self.path)
+
+    def action_scroll(self, delta: int) -> None:
+        scroll = self.query_one("#page-body-scroll", VerticalScroll)
+        scroll.scroll_to(y=scroll.scroll_y + delta, animate=False)
+
+
+def _value_text(value) -> Text:
+    if isinstance(value, list):
+        if not value:
+            return Text("[]", style="dim")
+        return Text("\n".join(f"• {one_line(_scalar(v), 200)}" for v in value))
+    if isinstance(value, dict):
+        return Text("\n".join(f"{one_line(str(k), 30)}: {one_line(_scalar(v), 160)}" for k, v in value.items()))
+    if value is None:
+        return Text("null", style="dim")
+    return Text(one_line(_scalar(value), 400))
+
+
+def _scalar(value) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, dict):
+        return ", ".join(f"{k}: {_scalar(v)}" for k, v in value.items())
+    if isinstance(value, list):
+        return ", ".join(_scalar(v) for v in value)
+    return "null" if value is None else str(value)

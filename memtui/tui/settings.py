@@ -1,0 +1,42 @@
+"""User settings, remembered between runs (``~/.config/memtui/settings.json``)."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import asdict, dataclass, fields
+from pathlib import Path
+
+from memtui.field.locations import user_config_dir
+from memtui.field.safe_write import write_internal_file
+
+
+@dataclass
+class Settings:
+    theme: str = "memtui-dusk"
+    commit_after_save: bool = False  # when the field is a git repository
+    soft_wrap: bool = True
+
+    @classmethod
+    def path(cls) -> Path:
+        return user_config_dir() / "settings.json"
+
+    @classmethod
+    def load(cls) -> Settings:
+        try:
+            data = json.loads(cls.path().read_text("utf-8"))
+        except (OSError, ValueError):
+            return cls()
+        if not isinstance(data, dict):
+            return cls()
+        known = {f.name: f.type for f in fields(cls)}
+        values = {}
+        for key, value in data.items():
+            if key in known and isinstance(value, type(getattr(cls(), key))):
+                values[key] = value
+        return cls(**values)
+
+    def save(self) -> None:
+        try:
+            write_internal_file(self.path(), json.dumps(asdict(self), indent=2).encode())
+        except OSError:
+            pass  # settings are a convenience; never fail the app over them

@@ -1,0 +1,74 @@
+"""Render a ``memtui.field.diffs.PageDiff`` as unified or side-by-side Rich renderables.
+
+The diff data is already made visible (placeholders for control characters) by
+the model; here it only gets colours: added/removed lines, the changed words of
+each paired line, and source tags in their tag colours.
+"""
+
+from __future__ import annotations
+
+from rich.console import Group
+from rich.table import Table
+from rich.text import Text
+
+from memtui.field import diffs
+
+
+def _tagged(text: str, colours: dict[str, str], base: str = "") -> Text:
+    out = Text(text, style=base)
+    for start, end, tag in diffs.source_tag_spans(text):
+        out.stylize(f"bold {colours.get(tag, '')}", start, end)
+    return out
+
+
+def _spans(text: Text, spans, style: str) -> Text:
+    for start, end in spans:
+        text.stylize(style, start, end)
+    return text
+
+
+def unified(diff: diffs.PageDiff, colours: dict[str, str]) -> Group:
+    add = colours.get("success", "")
+    remove = colours.get("error", "")
+    lines = []
+    header = Text(f"{diff.path}  ({diff.action}, +{diff.added} −{diff.removed})", style="bold")
+    lines.append(header)
+    for note in diff.notes:
+        lines.append(Text(f"  ▲ {note}", style=colours.get("warning", "")))
+    for line in diff.unified:
+        if line.kind == diffs.HUNK:
+            lines.append(Text(line.text, style=f"bold {colours.get('primary', '')}"))
+            continue
+        old = f"{line.old:>4}" if line.old else "    "
+        new = f"{line.new:>4}" if line.new else "    "
+        if line.kind == diffs.ADD:
+            row = Text(f"{old} {new} + ", style=f"bold {add}")
+            row.append_text(_tagged(line.text, colours, add))
+        elif line.kind == diffs.REMOVE:
+            row = Text(f"{old} {new} − ", style=f"bold {remove}")
+            row.append_text(_tagged(line.text, colours, f"{remove} strike"))
+        else:
+            row = Text(f"{old} {new}   ", style="dim")
+            row.append_text(_tagged(line.text, colours))
+        lines.append(row)
+    return Group(*lines)
+
+
+def side_by_side(diff: diffs.PageDiff, colours: dict[str, str]) -> Table:
+    add = colours.get("success", "")
+    remove = colours.get("error", "")
+    table = Table(title=Text(f"{diff.path}  ({diff.action})", style="bold"), title_justify="left", expand=True, show_lines=False)
+    table.add_column("", justify="right", style="dim", no_wrap=True, width=4)
+    table.add_column("before", ratio=1, overflow="fold")
+    table.add_column("", justify="right", style="dim", no_wrap=True, width=4)
+    table.add_column("after", ratio=1, overflow="fold")
+    for row in diff.side_by_side:
+        if row.kind == diffs.GAP:
+            table.add_row("", Text("⋯", style="dim"), "", Text("⋯", style="dim"))
+            continue
+        old = _tagged(row.old_text or "", colours, remove if row.kind in (diffs.REPLACE, diffs.DELETE) else "")
+        new = _tagged(row.new_text or "", colours, add if row.kind in (diffs.REPLACE, diffs.INSERT) else "")
+        _spans(old, row.old_spans, f"bold reverse {remove}")
+        _spans(new, row.new_spans, f"bold reverse {add}")
+        table.add_row(str(row.old or ""), old, str(row.new or ""), new)
+    return table

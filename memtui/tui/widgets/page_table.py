@@ -1,0 +1,269 @@
+"""A fast list of pages: a Line API widget that renders only the rows on screen.
+
+10,000 rows fill instantly (a ``ListView`` with one widget per row took 47 s;
+this keeps rows as plain data). Live updates replace row data by key, so the
+cursor stays on the same page and the scroll position does not jump.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from rich.cells import cell_len, set_cell_size
+from rich.segment import Segment
+from rich.style import Style
+from textual import events
+from textual.binding import Binding
+from textual.geometry import Size
+from textual.message import Message
+from textual.reactive import reactive
+from textual.scroll_view import ScrollView
+from textual.strip import Strip
+
+
+@dataclass(frozen=True)
+class Column:
+    key: str
+    label: str
+    width: int  # 0 = share the remaining width (by weight)
+    min_width: int = 8
+    weight: int = 1
+
+
+# A cell is text plus an optional style name resolved per theme. Cell text must
+# already be safe for one line: build it with memtui.field.textsafety.one_line.
+Cell = tuple[str, str]
+
+
+class PageTable(ScrollView, can_focus=True):
+    """Rows of (key, cells); a header line; cursor, sort and mouse support."""
+
+    BINDINGS = [
+        Binding("up,k", "cursor(-1)", "Up", show=False),
+        Binding("down,j", "cursor(1)", "Down", show=False),
+        Binding("pageup,ctrl+b", "page(-1)", "Page up", show=False),
+        Binding("pagedown,ctrl+f", "page(1)", "Page down", show=False),
+        Binding("home,g", "edge(0)", "Top", show=False),
+        Binding("end,G", "edge(1)", "Bottom", show=False),
+        Binding("enter", "select", "Open", show=True),
+    ]
+
+    COMPONENT_CLASSES = {
+        "page-table--header",
+        "page-table--cursor",
+        "page-table--error",
+        "page-table--warning",
+        "page-table--secondary",
+        "page-table--accent",
+        "page-table--success",
+        "page-table--dim",
+    }
+
+    DEFAULT_CSS = """
+    PageTable { height: 1fr; }
+    """
+
+    cursor: reactive[int] = reactive(0, always_update=True)
+
+    class _TableMessage(Message):
+        def __init__(self, table: PageTable) -> None:
+            super().__init__()
+            self.table = table
+
+        @property
+        def control(self) -> PageTable:
+            return self.table
+
+    class Highlighted(_TableMessage):
+        """The cursor moved to another row (``key`` is None when the table is empty)."""
+
+        def __init__(self, table: PageTable, key: str | None) -> None:
+            super().__init__(table)
+            self.key = key
+
+    class Selected(_TableMessage):
+        """A row was opened (enter or double click)."""
+
+        def __init__(self, table: PageTable, key: str) -> None:
+            super().__init__(table)
+            self.key = key
+
+    class HeaderClicked(_TableMessage):
+        """A column header was clicked (to sort by it)."""
+
+        def __init__(self, table: PageTable, column: str) -> None:
+            super().__init__(table)
+            self.column = column
+
+    def __init__(self, columns: Sequence[Column], *, name: str | None = None, id: str | None = None, classes: str | None = None) -> None:
+        super().__init__(name=name, id=id, classes=classes)
+        self.columns = list(columns)
+        self._keys: list[str] = []
+        self._cells: dict[str, tuple[Cell, ...]] = {}
+        self._index: dict[str, int] = {}
+        self._widths: list[int] = []
+        self.sort_column: str | None = None
+        self.sort_reverse = False
+        self.empty_message = "nothing to show"
+
+    # ------------------------------------------------------------------ data
+    @property
+    def row_count(self) -> int:
+        return len(self._keys)
+
+    @property
+    def cursor_key(self) -> str | None:
+        if 0 <= self.cursor < len(self._keys):
+            return self._keys[self.cursor]
+        return None
+
+    def keys(self) -> list[str]:
+        return list(self._keys)
+
+    def set_rows(self, rows: Sequence[tuple[str, tuple[Cell, ...]]], *, keep_cursor: bool = True) -> None:
+        """Replace all rows; the cursor stays on the same key when it is still present."""
+        previous_key = self.cursor_key if keep_cursor else None
+        offset_in_view = self.cursor - int(self.scroll_y)
+        self._keys = [key for key, _ in rows]
+        self._cells = {key: cells for key, cells in rows}
+        self._index = {key: i for i, key in enumerate(self._keys)}
+        self.virtual_size = Size(self.size.width, len(self._keys) + 1)
+        if previous_key is not None and previous_key in self._index:
+            new_cursor = self._index[previous_key]
+            self.cursor = new_cursor
+            self.scroll_to(y=max(0, new_cursor - offset_in_view), animate=False, immediate=True)
+        else:
+            self.cursor = min(self.cursor, max(0, len(self._keys) - 1))
+        self.refresh()
+
+    def update_cells(self, key: str, cells: tuple[Cell, ...]) -> None:
+        """Change one row's cells in place (no reorder, no scroll)."""
+        if key in self._cells:
+            self._cells[key] = cells
+            index = self._index[key]
+            self.refresh_line(index - int(self.scroll_y) + 1)
+
+    def move_to(self, key: str) -> bool:
+        index = self._index.get(key)
+        if index is None:
+            return False
+        self.cursor = index
+        self._scroll_cursor_into_view()
+        return True
+
+    # ------------------------------------------------------------------ layout
+    def _compute_widths(self, total: int) -> list[int]:
+        fixed = sum(c.width for c in self.columns if c.width) + len(self.columns)  # one space per column
+        flex = [c for c in self.columns if not c.width]
+        remaining = max(total - fixed, 0)
+        weights = sum(c.weight for c in flex) or 1
+        widths = []
+        given = 0
+        for column in self.columns:
+            if column.width:
+                widths.append(column.width)
+            else:
+                width = max(column.min_width, remaining * column.weight // weights)
+                given += width
+                widths.append(width)
+        if flex and given < remaining:  # rounding leftovers go to the first flexible column
+            first = next(i for i, c in enumerate(self.columns) if not c.width)
+            widths[first] += remaining - given
+        return widths
+
+    def on_resize(self, event: events.Resize) -> None:
+        self._widths = self._compute_widths(self.size.width)
+        self.virtual_size = Size(self.size.width, len(self._keys) + 1)
+
+    # ------------------------------------------------------------------ rendering
+    def _style(self, name: str) -> Style:
+        if not name:
+            return Style()
+        return self.get_component_rich_style(f"page-table--{name}", partial=True)
+
+    def _render_cells(self, cells: Sequence[Cell], base: Style) -> list[Segment]:
+        segments: list[Segment] = []
+        widths = self._widths or self._compute_widths(self.size.width)
+        for (text, style_name), width in zip(cells, widths):
+            shown = text if cell_len(text) == width else set_cell_size(text, width)
+            style = base + self._style(style_name) if style_name else base
+            segments.append(Segment(shown, style))
+            segments.append(Segment(" ", base))
+        return segments
+
+    def render_line(self, y: int) -> Strip:
+        width = self.size.width
+        base = self.rich_style
+        if y == 0:
+            header_style = base + self._style("header")
+            labels = []
+            for column in self.columns:
+                label = column.label
+                if column.key == self.sort_column:
+                    label += " ▼" if self.sort_reverse else " ▲"
+                labels.append((label, ""))
+            return Strip(self._render_cells(labels, header_style)).adjust_cell_length(width, header_style)
+        row_index = int(self.scroll_y) + y - 1
+        if not self._keys and y == 1:
+            return Strip([Segment(set_cell_size(self.empty_message, width), base + self._style("dim"))])
+        if row_index >= len(self._keys):
+            return Strip.blank(width, base)
+        key = self._keys[row_index]
+        style = base
+        if row_index == self.cursor:
+            style = base + self._style("cursor")
+        strip = Strip(self._render_cells(self._cells[key], style))
+        return strip.adjust_cell_length(width, style)
+
+    # ------------------------------------------------------------------ cursor
+    def watch_cursor(self, old: int, new: int) -> None:
+        self.refresh()
+        self.post_message(self.Highlighted(self, self.cursor_key))
+
+    def _visible_rows(self) -> int:
+        return max(1, self.size.height - 1)
+
+    def _scroll_cursor_into_view(self) -> None:
+        top = int(self.scroll_y)
+        if self.cursor < top:
+            self.scroll_to(y=self.cursor, animate=False, immediate=True)
+        elif self.cursor >= top + self._visible_rows():
+            self.scroll_to(y=self.cursor - self._visible_rows() + 1, animate=False, immediate=True)
+
+    def action_cursor(self, delta: int) -> None:
+        if not self._keys:
+            return
+        self.cursor = max(0, min(len(self._keys) - 1, self.cursor + delta))
+        self._scroll_cursor_into_view()
+
+    def action_page(self, direction: int) -> None:
+        self.action_cursor(direction * self._visible_rows())
+
+    def action_edge(self, end: int) -> None:
+        if self._keys:
+            self.cursor = len(self._keys) - 1 if end else 0
+            self._scroll_cursor_into_view()
+
+    def action_select(self) -> None:
+        key = self.cursor_key
+        if key is not None:
+            self.post_message(self.Selected(self, key))
+
+    def on_click(self, event: events.Click) -> None:
+        y = event.y
+        if y == 0:
+            x = 0
+            widths = self._widths or self._compute_widths(self.size.width)
+            for column, width in zip(self.columns, widths):
+                if x <= event.x < x + width + 1:
+                    self.post_message(self.HeaderClicked(self, column.key))
+                    return
+                x += width + 1
+            return
+        index = int(self.scroll_y) + y - 1
+        if 0 <= index < len(self._keys):
+            self.cursor = index
+            if event.chain >= 2:
+                self.action_select()
+

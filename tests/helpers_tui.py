@@ -1,0 +1,48 @@
+"""Helpers for the TUI tests: start the app on a copy of a field and wait until it is ready."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from memtui.tui.app import MemtuiApp
+from memtui.tui.settings import Settings
+
+SIZE = (120, 40)
+
+
+def make_app(root: Path, *, theme: str = "memtui-dusk", use_index: bool = False, watch: bool = False) -> MemtuiApp:
+    return MemtuiApp(root, use_index=use_index, watch=watch, theme=theme, settings=Settings(theme=theme))
+
+
+async def wait_ready(app: MemtuiApp, pilot, *, index: bool = False) -> None:
+    await app.ready.wait()
+    if index:
+        await app.index_ready.wait()
+    await pilot.pause()
+    await app.workers.wait_for_complete()
+    await pilot.pause()
+
+
+def rendered_text(widget, width: int = 200) -> str:
+    """What a Static shows, as plain text (its Rich content rendered without styles)."""
+    import io
+
+    from rich.console import Console
+    from rich.text import Text
+
+    content = widget.content
+    if isinstance(content, str):
+        content = Text(content)
+    console = Console(file=io.StringIO(), width=width, color_system=None, force_terminal=False, legacy_windows=False)
+    console.print(content)
+    return console.file.getvalue()
+
+
+def screen_text(app) -> str:
+    """The whole screen as plain text (from the SVG export, spaces restored)."""
+    import html
+    import re
+
+    svg = app.export_screenshot()
+    texts = re.findall(r"<text[^>]*>(.*?)</text>", svg, flags=re.S)
+    return html.unescape("".join(texts)).replace("\xa0", " ")
