@@ -6,8 +6,9 @@ An editor widget sees a normalised form of the page:
 - a leading BOM removed (and put back on save);
 - every character that could drive the terminal, reorder or hide text, split a
   line inside the editor, or that was an undecodable byte, replaced by one
-  visible placeholder character (control pictures such as ``␛`` for C0 controls,
-  private-use characters for the rest), mapped back exactly on save.
+  placeholder character (control pictures such as ``␛`` for C0 controls, circled
+  numbers for bidi and zero-width characters, private-use characters for C1
+  controls, line separators and undecodable bytes), mapped back exactly on save.
 
 ``to_bytes(buffer, edited)`` merges the edited lines with the original ones, so a
 page with CRLF endings, a BOM, invalid UTF-8 or unknown frontmatter keys
@@ -36,8 +37,12 @@ def _build_tables() -> tuple[dict[str, str], dict[str, str]]:
     to_placeholder: dict[str, str] = {}
     for code in range(0x20):
         if chr(code) not in ("\t", "\n"):
-            to_placeholder[chr(code)] = chr(0x2400 + code)
-    to_placeholder["\x7f"] = "\u2421"
+            to_placeholder[chr(code)] = chr(0x2400 + code)  # ␀ ... ␟ (␛ for ESC)
+    to_placeholder["\x7f"] = "\u2421"  # ␡
+    # Bidi and zero-width characters: circled numbers, visible in common fonts;
+    # the editor's notice line says which is which.
+    for index, char in enumerate(list(BIDI_NAMES) + list(ZERO_WIDTH_NAMES)):
+        to_placeholder[char] = chr(0x2460 + index)  # ① ② ③ ...
     for index, char in enumerate(_SPECIAL):
         to_placeholder.setdefault(char, chr(_PUA_BASE + index))
     back = {v: k for k, v in to_placeholder.items()}
@@ -45,8 +50,6 @@ def _build_tables() -> tuple[dict[str, str], dict[str, str]]:
 
 
 TO_PLACEHOLDER, FROM_PLACEHOLDER = _build_tables()
-_ENCODE = str.maketrans(TO_PLACEHOLDER)
-_DECODE = str.maketrans(FROM_PLACEHOLDER)
 
 
 @dataclass
@@ -58,6 +61,7 @@ class EditBuffer:
     bom: bool
     newline: str  # ending for lines the human adds
     hidden_count: int  # characters shown as placeholders
+    placeholders: dict[str, str]  # placeholder -> original, for the characters this page has
 
 
 def open_buffer(data: bytes) -> EditBuffer:
@@ -66,7 +70,13 @@ def open_buffer(data: bytes) -> EditBuffer:
     bom = text.startswith("\ufeff")
     if bom:
         text = text[1:]
-    clash = next((ch for ch in text if ch in FROM_PLACEHOLDER), None)
+    # Only the hidden characters this page has get placeholders; a page that
+    # contains one of those placeholders literally cannot be edited unambiguously.
+    hidden = {ch for ch in text if ch in TO_PLACEHOLDER and ch not in "\r"} | (
+        {"\r"} if "\r" in text.replace("\r\n", "") else set()
+    )
+    used = {TO_PLACEHOLDER[ch]: ch for ch in hidden}
+    clash = next((ch for ch in text if ch in used), None)
     if clash is not None:
         raise MemtuiError(
             f"the page already contains the character U+{ord(clash):04X}, which the editor uses as a placeholder",
@@ -89,8 +99,9 @@ def open_buffer(data: bytes) -> EditBuffer:
             lines.append(line)
             endings.append("\n")
             lf += 1
-    mapped = [line.translate(_ENCODE) for line in lines]
-    hidden = sum(1 for line in lines for ch in line if ch in TO_PLACEHOLDER)
+    encode = str.maketrans({original: shown for shown, original in used.items()})
+    mapped = [line.translate(encode) for line in lines]
+    hidden_count = sum(1 for line in lines for ch in line if ch in hidden)
     return EditBuffer(
         original=data,
         text="\n".join(mapped),
@@ -98,7 +109,8 @@ def open_buffer(data: bytes) -> EditBuffer:
         endings=endings,
         bom=bom,
         newline="\r\n" if crlf > lf else "\n",
-        hidden_count=hidden,
+        hidden_count=hidden_count,
+        placeholders=used,
     )
 
 
@@ -116,20 +128,21 @@ def to_bytes(buffer: EditBuffer, edited: str) -> bytes:
             for offset in range(min(i2 - i1, j2 - j1)):
                 endings[j1 + offset] = buffer.endings[i1 + offset] or buffer.newline
     endings[-1] = ""
-    out = "".join(line.translate(_DECODE) + ending for line, ending in zip(new_lines, endings))
+    decode = str.maketrans(buffer.placeholders)
+    out = "".join(line.translate(decode) + ending for line, ending in zip(new_lines, endings))
     if buffer.bom:
         out = "\ufeff" + out
     return out.encode("utf-8", "surrogateescape")
 
 
-def hidden_positions(buffer_text: str) -> list[tuple[int, int, str]]:
-    """(line, column, what) for every placeholder in the editor text, 1-based."""
+def hidden_positions(buffer: EditBuffer, text: str) -> list[tuple[int, int, str]]:
+    """(line, column, what) for every placeholder in the editor ``text``, 1-based."""
     from memtui.field.textsafety import placeholder
 
     found = []
-    for number, line in enumerate(buffer_text.split("\n"), start=1):
+    for number, line in enumerate(text.split("\n"), start=1):
         for column, ch in enumerate(line, start=1):
-            original = FROM_PLACEHOLDER.get(ch)
+            original = buffer.placeholders.get(ch)
             if original is not None:
-                found.append((number, column, placeholder(original)))
+                found.append((number, column, f"{ch}={placeholder(original)}" if ch != placeholder(original) else ch))
     return found

@@ -474,11 +474,16 @@ class Review:
 
 
 def review_proposal(
-    root: Path, proposal_id: str, *, field: Field | None = None, context: int | None = 3
+    root: Path,
+    proposal_id: str,
+    *,
+    field: Field | None = None,
+    context: int | None = 3,
+    now: _dt.datetime | None = None,
 ) -> Review:
     """Everything the review screen shows for one proposal (decided ones too)."""
     root = Path(root)
-    queue = proposal_queue(root, field=field, include_decided=True, with_checks=False)
+    queue = proposal_queue(root, field=field, include_decided=True, with_checks=False, now=now)
     entry = queue.get(proposal_id)
     if entry is None:
         raise ProposalNotFoundError(f"no proposal {proposal_id!r}", "list them with: memtui proposals list FIELD --all")

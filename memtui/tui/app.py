@@ -10,6 +10,7 @@ thread). Screens read ``app.field`` and ``app.analysis`` and subscribe to
 from __future__ import annotations
 
 import asyncio
+import datetime as _dt
 import time
 from pathlib import Path
 from typing import Any
@@ -94,6 +95,8 @@ class MemtuiApp(App):
         self.load_progress = LoadProgress()
         self.index_progress = LoadProgress()
         self.last_sync: float | None = None
+        self.show_timings = True  # search shows how long it took (off in snapshot tests)
+        self.clock = lambda: _dt.datetime.now(_dt.timezone.utc)  # proposal ages (fixed in snapshot tests)
         self.ready = asyncio.Event()
         self.index_ready = asyncio.Event()
         self._analysis_pending = False

@@ -179,7 +179,7 @@ class EditorScreen(Screen):
         if self.disk_changed:
             text.append("▲ the file changed on disk since you opened it; saving will ask what to do\n", style="bold")
         if self.buffer and self.buffer.hidden_count:
-            positions = hidden_positions(self.area.text)[:6]
+            positions = hidden_positions(self.buffer, self.area.text)[:6]
             where = ", ".join(f"L{line}:{col} {what}" for line, col, what in positions)
             text.append(
                 f"▲ {self.buffer.hidden_count} hidden or control character(s) are shown as single symbols "

@@ -154,7 +154,9 @@ class ProposalsScreen(Screen):
         if field is None:
             return
         try:
-            queue = proposals_mod.proposal_queue(field.root, field=field.snapshot(), include_decided=self.show_decided, with_checks=False)
+            queue = proposals_mod.proposal_queue(
+                field.root, field=field.snapshot(), include_decided=self.show_decided, with_checks=False, now=self.app.clock()
+            )
         except MemtuiError as exc:
             self.app.call_from_thread(safe.notify, self.app, exc.message, severity="error")
             return
@@ -199,7 +201,7 @@ class ProposalsScreen(Screen):
         )
         field = self.app.field
         try:
-            review = proposals_mod.review_proposal(field.root, proposal_id, field=field.snapshot())
+            review = proposals_mod.review_proposal(field.root, proposal_id, field=field.snapshot(), now=self.app.clock())
         except MemtuiError as exc:
             self.app.call_from_thread(self.query_one("#proposal-review", Static).update, Text(f"✖ {one_line(exc.message)}"))
             return

@@ -40,7 +40,7 @@ def item_prompt(item: quarantine_mod.QueueItem, colours: dict[str, str]) -> Text
         text.append(f"  ⚑ {notice} notice", style=colours.get("warning", ""))
     text.append(f"\n    {one_line(item.path)}", style="dim")
     if item.created:
-        text.append(f"  {one_line(item.created[:16])}", style="dim")
+        text.append(f"  {one_line(item.created[:10])}", style="dim")
     return text
 
 
@@ -168,6 +168,10 @@ class QuarantineScreen(Screen):
                 option_id = f"q-{number}-{index}"
                 self._options[option_id] = ("page", item.path)
                 options.append(Option(item_prompt(item, colours), id=option_id))
+        sessions = sorted(path for path, row in self.app.rows.items() if path.startswith("sessions/") and row.trust == "quarantined")
+        if sessions:
+            note = Text(f"  ◇ {len(sessions)} tainted session transcript(s): evidence, kept as is, not reviewable", style="dim")
+            options.append(Option(note, disabled=True))
         options.append(Option(Text(""), disabled=True))
         options.append(Option(Text(f"◌ Unreviewed (not tainted): {len(queue.unreviewed)}", style=f"bold {colours.get('warning', '')}"), disabled=True))
         for index, item in enumerate(queue.unreviewed):

@@ -76,7 +76,10 @@ class SearchScreen(Screen):
         self._show_state()
 
     def focus_query(self) -> None:
-        self.query_one("#query", Input).focus()
+        """Put the cursor in the search box (on first use, on_mount does it once composed)."""
+        boxes = self.query("#query")
+        if boxes:
+            boxes.first(Input).focus()
 
     def _on_field(self, event: FieldEvent) -> None:
         if event.kind == "index":
@@ -151,7 +154,8 @@ class SearchScreen(Screen):
         colours = self.app.palette()
         results.add_options([Option(hit_prompt(hit, colours), id=f"hit-{i}") for i, hit in enumerate(hits)])
         count = f"{len(hits)} result{'s' if len(hits) != 1 else ''}" if hits else "no results"
-        self._show_state(Text(f"{count} in {elapsed * 1000:.0f} ms", style="dim"))
+        timing = f" in {elapsed * 1000:.0f} ms" if self.app.show_timings else ""
+        self._show_state(Text(f"{count}{timing}", style="dim"))
 
     def on_option_list_option_selected(self, event: OptionList.OptionSelected) -> None:
         option_id = event.option.id or ""

@@ -39,6 +39,8 @@ def index_state(app) -> tuple[str, str, str]:
 
 
 def describe_sync(app) -> str:
+    if not getattr(app, "show_timings", True):
+        return ""  # snapshot tests: nothing that changes from run to run
     service = getattr(app, "index", None)
     last = None
     if service is not None:

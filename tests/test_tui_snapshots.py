@@ -1,0 +1,183 @@
+"""How each screen looks, on a small fixture field, in two themes (pytest-textual-snapshot).
+
+Update the stored SVGs after an intended change with ``pytest --snapshot-update``
+and review the report. Anything that varies between runs is fixed here: the
+field is copied to a folder with the same name, file times are set, the clock
+is frozen, search timings are hidden and the index watcher is off.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import os
+import shutil
+from pathlib import Path
+
+import pytest
+
+from memtui.tui.app import MemtuiApp
+from memtui.tui.settings import Settings
+from tests.helpers_tui import SIZE
+
+FIXTURE = Path(__file__).parent / "fixtures" / "snap-field"
+THEMES = ["memtui-dusk", "memtui-paper"]
+FIXED_TIME = _dt.datetime(2026, 11, 29, 12, 0, tzinfo=_dt.timezone.utc)
+
+
+@pytest.fixture
+def snap_field(tmp_path: Path) -> Path:
+    root = tmp_path / "snap-field"
+    shutil.copytree(FIXTURE, root)
+    stamp = FIXED_TIME.timestamp()
+    for folder, _, files in os.walk(root):
+        for name in files:
+            os.utime(os.path.join(folder, name), (stamp, stamp))
+    return root
+
+
+def make(root: Path, theme: str, *, use_index: bool = False) -> MemtuiApp:
+    app = MemtuiApp(root, use_index=use_index, watch=False, theme=theme, settings=Settings(theme=theme))
+    app.show_timings = False
+    app.clock = lambda: FIXED_TIME
+    return app
+
+
+async def settle(pilot, *, index: bool = False) -> None:
+    app = pilot.app
+    await app.ready.wait()
+    if index:
+        await app.index_ready.wait()
+    for _ in range(3):
+        await app.workers.wait_for_complete()
+        await pilot.pause()
+    app.clear_notifications()
+    await pilot.pause()
+
+
+@pytest.mark.parametrize("theme", THEMES)
+def test_browse(snap_compare, snap_field, theme):
+    async def run_before(pilot):
+        await settle(pilot)
+
+    assert snap_compare(make(snap_field, theme), terminal_size=SIZE, run_before=run_before)
+
+
+@pytest.mark.parametrize("theme", THEMES)
+def test_browse_tree(snap_compare, snap_field, theme):
+    async def run_before(pilot):
+        await settle(pilot)
+        await pilot.press("v")
+        await pilot.pause()
+
+    assert snap_compare(make(snap_field, theme), terminal_size=SIZE, run_before=run_before)
+
+
+@pytest.mark.parametrize("theme", THEMES)
+def test_page_view(snap_compare, snap_field, theme):
+    async def run_before(pilot):
+        await settle(pilot)
+        pilot.app.open_page("decisions/api-trpc.md")
+        await pilot.pause()
+
+    assert snap_compare(make(snap_field, theme), terminal_size=SIZE, run_before=run_before)
+
+
+@pytest.mark.parametrize("theme", THEMES)
+def test_page_view_hostile_raw(snap_compare, snap_field, theme):
+    async def run_before(pilot):
+        await settle(pilot)
+        pilot.app.open_page("quarantine/vendor-update.md")
+        await pilot.pause()
+        await pilot.press("r")
+        await pilot.pause()
+
+    assert snap_compare(make(snap_field, theme), terminal_size=SIZE, run_before=run_before)
+
+
+@pytest.mark.parametrize("theme", THEMES)
+def test_history_as_of(snap_compare, snap_field, theme):
+    async def run_before(pilot):
+        await settle(pilot)
+        pilot.app.open_history("decisions/api-trpc.md")
+        await pilot.pause()
+        await pilot.press("a", *"2026-05-01", "enter")
+        await pilot.pause()
+
+    assert snap_compare(make(snap_field, theme), terminal_size=SIZE, run_before=run_before)
+
+
+@pytest.mark.parametrize("theme", THEMES)
+def test_search(snap_compare, snap_field, theme):
+    async def run_before(pilot):
+        await settle(pilot, index=True)
+        await pilot.press("slash")
+        await pilot.press(*"public API decision")
+        for _ in range(250):  # results arrive from a worker after a short debounce
+            await pilot.pause(0.02)
+            if pilot.app.screen.hits:
+                break
+        await settle(pilot)
+
+    assert snap_compare(make(snap_field, theme, use_index=True), terminal_size=SIZE, run_before=run_before)
+
+
+@pytest.mark.parametrize("theme", THEMES)
+def test_overview(snap_compare, snap_field, theme):
+    async def run_before(pilot):
+        await settle(pilot)
+        await pilot.press("3")
+        await pilot.pause()
+
+    assert snap_compare(make(snap_field, theme), terminal_size=SIZE, run_before=run_before)
+
+
+@pytest.mark.parametrize("theme", THEMES)
+def test_quarantine_queue(snap_compare, snap_field, theme):
+    async def run_before(pilot):
+        await settle(pilot)
+        await pilot.press("4")
+        await settle(pilot)
+
+    assert snap_compare(make(snap_field, theme), terminal_size=SIZE, run_before=run_before)
+
+
+@pytest.mark.parametrize("theme", THEMES)
+def test_proposals_diff(snap_compare, snap_field, theme):
+    async def run_before(pilot):
+        await settle(pilot)
+        await pilot.press("5")
+        await settle(pilot)
+
+    assert snap_compare(make(snap_field, theme), terminal_size=SIZE, run_before=run_before)
+
+
+@pytest.mark.parametrize("theme", THEMES)
+def test_proposals_side_by_side(snap_compare, snap_field, theme):
+    async def run_before(pilot):
+        await settle(pilot)
+        await pilot.press("5")
+        await settle(pilot)
+        await pilot.press("s")
+        await pilot.pause()
+
+    assert snap_compare(make(snap_field, theme), terminal_size=SIZE, run_before=run_before)
+
+
+@pytest.mark.parametrize("theme", THEMES)
+def test_editor(snap_compare, snap_field, theme):
+    async def run_before(pilot):
+        await settle(pilot)
+        pilot.app.open_editor("quarantine/vendor-update.md")
+        await pilot.pause()
+
+    assert snap_compare(make(snap_field, theme), terminal_size=SIZE, run_before=run_before)
+
+
+@pytest.mark.parametrize("theme", THEMES)
+def test_help(snap_compare, snap_field, theme):
+    async def run_before(pilot):
+        await settle(pilot)
+        await pilot.press("question_mark")
+        await pilot.pause()
+
+    assert snap_compare(make(snap_field, theme), terminal_size=SIZE, run_before=run_before)
