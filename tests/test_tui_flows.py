@@ -9,7 +9,7 @@ from memtui.tui.screens.history import HistoryScreen
 from memtui.tui.screens.page import PageScreen
 from memtui.tui.widgets.page_table import PageTable
 from tests.helpers import write_page
-from tests.helpers_tui import SIZE, make_app, rendered_text, screen_text, wait_ready
+from tests.helpers_tui import SIZE, make_app, rendered_text, wait_ready
 
 
 async def test_browse_lists_every_page_with_badges(sample_field: Path) -> None:

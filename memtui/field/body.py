@@ -116,9 +116,8 @@ def parse_claim(text: str, *, line: int, struck: bool, superseded_on: str | None
     if paren:
         source = paren.group(1).strip() or None
         rest = rest[: paren.start()].rstrip()
-    tag_match = None
-    for tag_match in TAG_RE.finditer(rest):
-        pass
+    matches = list(TAG_RE.finditer(rest))
+    tag_match = matches[-1] if matches else None  # the last tag is the line's source
     tag = tag_match.group(1).lower() if tag_match else None
     if tag_match:
         rest = (rest[: tag_match.start()] + rest[tag_match.end() :]).strip()

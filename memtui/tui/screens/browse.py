@@ -5,7 +5,6 @@ from __future__ import annotations
 from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding
-from textual.containers import Vertical
 from textual.content import Content
 from textual.screen import Screen
 from textual.widgets import ContentSwitcher, Footer, Header, Static, Tab, Tabs, Tree

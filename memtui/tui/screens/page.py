@@ -252,7 +252,7 @@ class PageScreen(Screen):
             widget.add_options([Option(Text("none", style="dim"), disabled=True)])
             return
         seen = set()
-        for source, line in backlinks:
+        for source, _line in backlinks:
             if source in seen:
                 continue
             seen.add(source)
