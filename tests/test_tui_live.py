@@ -1,0 +1,89 @@
+"""Live updates: another process writes to the field while memtui is open (real watcher)."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+from memtui.tui.screens.editor import EditorScreen
+from memtui.tui.screens.page import PageScreen
+from memtui.tui.widgets.page_table import PageTable
+from tests.helpers_tui import SIZE, make_app, rendered_text, wait_ready
+
+WAIT = 10.0  # generous upper bound for a loaded CI machine; the benchmark measures latency
+
+
+def write_from_another_process(path: Path, text: str) -> None:
+    code = "import sys, pathlib; p = pathlib.Path(sys.argv[1]); p.parent.mkdir(parents=True, exist_ok=True); p.write_text(sys.argv[2])"
+    subprocess.run([sys.executable, "-c", code, str(path), text], check=True)
+
+
+async def wait_for(pilot, condition, timeout: float = WAIT) -> bool:
+    steps = int(timeout / 0.05)
+    for _ in range(steps):
+        if condition():
+            return True
+        await pilot.pause(0.05)
+    return condition()
+
+
+async def test_a_page_written_by_another_process_appears_without_moving_the_cursor(sample_field: Path) -> None:
+    app = make_app(sample_field, use_index=True, watch=True)
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_ready(app, pilot, index=True)
+        table = app.screen.query_one(PageTable)
+        table.move_to("people/dana-ruiz.md")
+        await pilot.pause()
+        cursor_key, on_screen = table.cursor_key, table.cursor - table.scroll_y
+        write_from_another_process(
+            sample_field / "notes/agent-wrote-this.md",
+            "---\ntitle: Written live\nkind: semantic\n---\n# Written live\n\n- Agents keep writing here. [observed]\n",
+        )
+        assert await wait_for(pilot, lambda: "notes/agent-wrote-this.md" in table.keys())
+        # The cursor stays on the same page, on the same screen row (a row added
+        # above it scrolls the list by one instead of moving the page under the eye).
+        assert table.cursor_key == cursor_key and table.cursor - table.scroll_y == on_screen
+        messages = [n.message for n in app._notifications]
+        assert any("agent-wrote-this" in m for m in messages)
+        # The index found it too.
+        assert await wait_for(pilot, lambda: any(h.path == "notes/agent-wrote-this.md" for h in app.index.search("agents keep writing")))
+        # A deletion disappears from the list.
+        (sample_field / "notes/agent-wrote-this.md").unlink()
+        assert await wait_for(pilot, lambda: "notes/agent-wrote-this.md" not in table.keys())
+
+
+async def test_the_open_page_refreshes_when_it_changes_on_disk(sample_field: Path) -> None:
+    app = make_app(sample_field, use_index=True, watch=True)
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_ready(app, pilot, index=True)
+        app.open_page("people/dana-ruiz.md")
+        await pilot.pause()
+        page = app.screen
+        assert isinstance(page, PageScreen)
+        target = sample_field / "people/dana-ruiz.md"
+        write_from_another_process(target, target.read_text() + "\n- Dana now also runs hiring. [stated]\n")
+        body = page.query_one("#page-body")
+        assert await wait_for(pilot, lambda: "Dana now also runs hiring" in rendered_text(body, width=160))
+
+
+async def test_the_editor_keeps_unsaved_edits_and_says_the_disk_changed(sample_field: Path) -> None:
+    app = make_app(sample_field, use_index=True, watch=True)
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_ready(app, pilot, index=True)
+        app.open_editor("people/dana-ruiz.md")
+        await pilot.pause()
+        editor = app.screen
+        assert isinstance(editor, EditorScreen)
+        editor._replace_lines(0, 0, ["---"])  # no change in text yet: not dirty
+        target = sample_field / "people/dana-ruiz.md"
+        write_from_another_process(target, target.read_text() + "\n- First external line. [stated]\n")
+        assert await wait_for(pilot, lambda: "First external line" in editor.area.text), "clean editor reloads"
+        row = editor.area.document.line_count - 1
+        editor._replace_lines(row, row, ["- My unsaved line. [stated]"])
+        assert editor.dirty
+        write_from_another_process(target, target.read_text() + "\n- Second external line. [stated]\n")
+        assert await wait_for(pilot, lambda: editor.disk_changed)
+        assert "My unsaved line" in editor.area.text and "Second external line" not in editor.area.text
+        notice = rendered_text(editor.query_one("#editor-notice"), width=160)
+        assert "changed on disk" in notice
