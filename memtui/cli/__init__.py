@@ -19,6 +19,7 @@ COMMAND_MODULES = (
     "memtui.cli.check",
     "memtui.cli.history",
     "memtui.cli.export",
+    "memtui.cli.index",
     "memtui.cli.quarantine",
     "memtui.cli.proposals",
 )

@@ -83,7 +83,11 @@ def scan(root: Path) -> tuple[list[ScanEntry], list[ScanProblem]]:
                             continue
                         stack.append((rel, entry.path))
                         continue
-                    if not entry.name.endswith(".md") or not entry.is_file(follow_symlinks=False):
+                    if (
+                        not entry.name.endswith(".md")
+                        or entry.name.startswith(".#")  # an editor's lock or temp file, not a page
+                        or not entry.is_file(follow_symlinks=False)
+                    ):
                         continue
                     st = entry.stat(follow_symlinks=False)
                 except FileNotFoundError:
@@ -272,7 +276,7 @@ class Field:
         return "changed" if before is not None else "added"
 
     def _is_page_path(self, path: str) -> bool:
-        if not path.endswith(".md"):
+        if not path.endswith(".md") or path.rsplit("/", 1)[-1].startswith(".#"):
             return False
         parts = path.split("/")
         if any(part in locations.SKIPPED_DIRS for part in parts[:-1]) or parts[0].startswith("."):

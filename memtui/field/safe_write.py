@@ -131,10 +131,32 @@ def _atomic_replace(target: Path, data: bytes, mode: int | None) -> None:
     _fsync_dir(folder)
 
 
-def _default_mode() -> int:
-    mask = os.umask(0)
+def _proc_umask() -> int | None:
+    """The process umask from /proc (Linux), read without changing it."""
+    try:
+        with open("/proc/self/status", encoding="ascii", errors="replace") as handle:
+            for line in handle:
+                if line.startswith("Umask:"):
+                    return int(line.split()[1], 8)
+    except (OSError, ValueError, IndexError):
+        pass
+    return None
+
+
+def _import_time_umask() -> int:
+    mask = os.umask(0o022)  # where /proc is missing: read once, at import, before threads run
     os.umask(mask)
-    return 0o666 & ~mask
+    return mask
+
+
+_FALLBACK_UMASK = _import_time_umask() if _proc_umask() is None else 0o022
+
+
+def _default_mode() -> int:
+    """Mode for a new file: 0o666 minus the umask (the umask is never toggled at run time,
+    which would race with other threads creating files)."""
+    mask = _proc_umask()
+    return 0o666 & ~(_FALLBACK_UMASK if mask is None else mask)
 
 
 def keep_blob(root: Path, data: bytes) -> str:

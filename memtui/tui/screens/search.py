@@ -155,7 +155,10 @@ class SearchScreen(Screen):
         results.add_options([Option(hit_prompt(hit, colours), id=f"hit-{i}") for i, hit in enumerate(hits)])
         count = f"{len(hits)} result{'s' if len(hits) != 1 else ''}" if hits else "no results"
         timing = f" in {elapsed * 1000:.0f} ms" if self.app.show_timings else ""
-        self._show_state(Text(f"{count}{timing}", style="dim"))
+        state = Text(f"{count}{timing}", style="dim")
+        if getattr(hits, "timed_out", False):
+            state.append("  ▲ the search hit its time limit: results may be incomplete", style="bold")
+        self._show_state(state)
 
     def on_option_list_option_selected(self, event: OptionList.OptionSelected) -> None:
         option_id = event.option.id or ""

@@ -1,0 +1,356 @@
+"""memtui's benchmark: index build, warm open, change latency, search latency, memory.
+
+    python bench/bench.py --sizes 1000 10000          # the figures for the README
+    python bench/bench.py --sizes 200 --quick         # a smoke run (seconds)
+    python bench/bench.py --sizes 1000 --save         # also write bench/results/<time>.json
+
+For each size N the script generates a synthetic field of N pages
+(``bench/synthetic.py``) in a temporary folder and runs every measurement in a
+fresh child process, so each size's peak RSS is its own. Measurements:
+
+1. full build: ``IndexService.open()`` on an empty index folder (scan, read and
+   parse every page, statuses, Whoosh indexing, commit), against SQLite FTS5
+   reading the same files and indexing their full text in the same run; the
+   ratio is our yardstick (target: Whoosh at most 10x FTS5);
+2. warm open: ``open()`` again with nothing changed, until the index is known
+   current (target: under 0.5 s at 10,000 pages);
+3. change latency: a page rewritten on disk (temp file + rename) until a search
+   finds the new word through the real watcher; p50/p95 over the changes
+   (target: p95 under 300 ms);
+4. search latency: p50/p95 over one- to three-word queries, once the writer has
+   merged its segments (target: p95 under 20 ms);
+5. peak RSS of the child process (and of the largest build helper process: at
+   1,000 pages and more a full build runs in two helper processes).
+
+More measurements (the TUI's launch-to-interactive and keystroke-to-repaint) are
+added with ``@measurement`` in the section marked "Extra measurements" below.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import random
+import resource
+import shutil
+import sqlite3
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+
+from synthetic import generate_field, query_words, rewrite_page
+
+RESULTS_DIR = HERE / "results"
+TARGETS = {
+    "build_ratio": ("<= 10x FTS5", lambda v, n: v <= 10),
+    "warm_open_s": ("< 0.5 s at 10k", lambda v, n: n < 10000 or v < 0.5),
+    "change_p95_ms": ("p95 < 300 ms", lambda v, n: v < 300),
+    "search_p95_ms": ("p95 < 20 ms", lambda v, n: v < 20),
+}
+
+
+@dataclass
+class BenchContext:
+    """What a measurement gets: the generated field, its page paths, a scratch folder, the options."""
+
+    size: int
+    field: Path
+    pages: list[str]
+    work: Path
+    changes: int
+    queries: int
+    results: dict = field(default_factory=dict)
+
+
+Measurement = Callable[[BenchContext], dict]
+MEASUREMENTS: list[tuple[str, Measurement]] = []
+
+
+def measurement(name: str) -> Callable[[Measurement], Measurement]:
+    """Register a measurement: a function of a ``BenchContext`` returning {metric: value}."""
+
+    def register(fn: Measurement) -> Measurement:
+        MEASUREMENTS.append((name, fn))
+        return fn
+
+    return register
+
+
+def percentile(values: list[float], share: float) -> float:
+    ordered = sorted(values)
+    if not ordered:
+        return float("nan")
+    index = min(len(ordered) - 1, max(0, round(share * (len(ordered) - 1))))
+    return ordered[index]
+
+
+# ---------------------------------------------------------------------- the index measurements
+def _service(ctx: BenchContext):
+    from memtui.index import IndexService
+
+    return IndexService(ctx.field, index_dir=ctx.work / "index")
+
+
+@measurement("fts5")
+def measure_fts5(ctx: BenchContext) -> dict:
+    db = ctx.work / "fts5.sqlite3"
+    started = time.perf_counter()
+    conn = sqlite3.connect(db)
+    conn.execute("CREATE VIRTUAL TABLE pages USING fts5(path UNINDEXED, body)")
+    with conn:
+        for rel in ctx.pages:
+            text = (ctx.field / rel).read_text(encoding="utf-8")
+            conn.execute("INSERT INTO pages VALUES (?, ?)", (rel, text))
+    conn.close()
+    return {"fts5_build_s": time.perf_counter() - started}
+
+
+@measurement("build")
+def measure_build(ctx: BenchContext) -> dict:
+    import memtui.index  # noqa: F401 - imported before the clock starts
+
+    phases: dict[str, float] = {}
+
+    def progress(done: int, total: int, phase: str) -> None:
+        phases.setdefault(phase, time.perf_counter() - started)
+
+    svc = _service(ctx)
+    started = time.perf_counter()
+    report = svc.open(progress=progress)
+    elapsed = time.perf_counter() - started
+    svc.close()
+    assert report.rebuilt and report.pages == len(ctx.pages), report
+    index_bytes = sum(f.stat().st_size for f in (ctx.work / "index").rglob("*") if f.is_file())
+    out = {"build_s": elapsed, "index_mb": index_bytes / 1e6}
+    if "indexing" in phases:
+        out["build_read_parse_s"] = phases["indexing"] - phases.get("reading", 0.0)
+        out["build_whoosh_s"] = elapsed - phases["indexing"]
+    return out
+
+
+@measurement("warm open")
+def measure_warm_open(ctx: BenchContext) -> dict:
+    times = []
+    for _ in range(5):
+        svc = _service(ctx)
+        started = time.perf_counter()
+        report = svc.open()
+        times.append(time.perf_counter() - started)
+        svc.close()
+        assert report.up_to_date and not report.rebuilt, report.to_json()
+    return {"warm_open_s": statistics.median(times)}
+
+
+@measurement("change latency + search latency")
+def measure_live(ctx: BenchContext) -> dict:
+    svc = _service(ctx)
+    svc.open()
+    svc.start_watching(lambda batch: None)
+    rng = random.Random(5)
+    latencies: list[float] = []
+    misses = 0
+    try:
+        time.sleep(0.5)
+        for number in range(ctx.changes):
+            rel = rng.choice(ctx.pages)
+            marker = f"zqmark{number}x{rng.randrange(10**6)}"
+            started = time.perf_counter()
+            rewrite_page(ctx.field, rel, marker)
+            while True:
+                hits = svc.search(marker, limit=3)
+                if any(hit.path == rel for hit in hits):
+                    latencies.append((time.perf_counter() - started) * 1000)
+                    break
+                if time.perf_counter() - started > 10:
+                    misses += 1
+                    break
+                time.sleep(0.002)
+            time.sleep(0.05)
+        svc.flush(10)
+        segments_before = svc.segment_count()
+        settled = time.perf_counter()
+        # Let the idle-time merges run (small segments after 2 s, the build's segments after 5 s):
+        # search latency is measured on a settled index.
+        while time.perf_counter() - settled < 30:
+            count = svc.segment_count()
+            time.sleep(1.0)
+            if count == svc.segment_count() and count <= 2 and svc.state.pending == 0:
+                break
+        queries = query_words()[: ctx.queries]
+        for query in queries[:5]:
+            svc.search(query, limit=20)
+        search_times = []
+        for query in queries:
+            started = time.perf_counter()
+            svc.search(query, limit=20)
+            search_times.append((time.perf_counter() - started) * 1000)
+        segments = svc.segment_count()
+    finally:
+        svc.close()
+    return {
+        "change_p50_ms": percentile(latencies, 0.5),
+        "change_p95_ms": percentile(latencies, 0.95),
+        "change_misses": misses,
+        "search_p50_ms": percentile(search_times, 0.5),
+        "search_p95_ms": percentile(search_times, 0.95),
+        "segments_after_changes": segments_before,
+        "segments_when_searching": segments,
+    }
+
+
+# ---------------------------------------------------------------------- Extra measurements
+# The lead adds TUI measurements here, e.g.:
+#
+#   @measurement("tui launch")
+#   def measure_tui_launch(ctx: BenchContext) -> dict:
+#       ...  # start the app on ctx.field, wait until it is interactive
+#       return {"tui_launch_s": seconds}
+#
+# and adds a row for each new metric to ROWS below. Every registered function
+# runs in the child process for each size, after the ones above.
+
+
+# ---------------------------------------------------------------------- running
+def run_child(size: int, changes: int, queries: int, keep: Path | None) -> dict:
+    """Generate the field and run every measurement in this process; return the figures."""
+    work = Path(tempfile.mkdtemp(prefix=f"memtui-bench-{size}-", dir=keep))
+    os.environ["XDG_CACHE_HOME"] = str(work / "xdg-cache")
+    os.environ["XDG_CONFIG_HOME"] = str(work / "xdg-config")
+    try:
+        root = work / "field"
+        started = time.perf_counter()
+        pages = generate_field(root, size)
+        generated = time.perf_counter() - started
+        field_bytes = sum((root / p).stat().st_size for p in pages)
+        ctx = BenchContext(size, root, pages, work, changes, queries)
+        results: dict = {"pages": len(pages), "field_mb": field_bytes / 1e6, "generate_s": generated}
+        for name, fn in MEASUREMENTS:
+            ctx.results = results
+            try:
+                results.update(fn(ctx))
+            except Exception as exc:  # noqa: BLE001 - report it, keep measuring
+                results[f"error: {name}"] = f"{type(exc).__name__}: {exc}"
+        if "build_s" in results and "fts5_build_s" in results:
+            results["build_ratio"] = results["build_s"] / results["fts5_build_s"]
+        results["peak_rss_mb"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+        helpers = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
+        if helpers:
+            results["helper_peak_rss_mb"] = helpers
+        return results
+    finally:
+        if keep is None:
+            shutil.rmtree(work, ignore_errors=True)
+
+
+ROWS = [
+    ("pages", "pages", "{:,.0f}", ""),
+    ("field_mb", "field size (MB)", "{:.1f}", ""),
+    ("build_s", "full build, Whoosh (s)", "{:.2f}", ""),
+    ("build_read_parse_s", "  of which read + parse (s)", "{:.2f}", ""),
+    ("build_whoosh_s", "  of which index + commit (s)", "{:.2f}", ""),
+    ("fts5_build_s", "full build, SQLite FTS5 (s)", "{:.2f}", ""),
+    ("build_ratio", "build ratio Whoosh / FTS5", "{:.1f}x", "build_ratio"),
+    ("index_mb", "index size (MB)", "{:.1f}", ""),
+    ("warm_open_s", "warm open, nothing changed (s)", "{:.3f}", "warm_open_s"),
+    ("change_p50_ms", "change latency p50 (ms)", "{:.0f}", ""),
+    ("change_p95_ms", "change latency p95 (ms)", "{:.0f}", "change_p95_ms"),
+    ("change_misses", "changes never found (10 s)", "{:.0f}", ""),
+    ("search_p50_ms", "search latency p50 (ms)", "{:.1f}", ""),
+    ("search_p95_ms", "search latency p95 (ms)", "{:.1f}", "search_p95_ms"),
+    ("segments_after_changes", "segments after the changes", "{:.0f}", ""),
+    ("segments_when_searching", "segments when searching (merged)", "{:.0f}", ""),
+    ("peak_rss_mb", "peak RSS (MB)", "{:.0f}", ""),
+    ("helper_peak_rss_mb", "  peak RSS of a build helper (MB)", "{:.0f}", ""),
+]
+
+
+def print_table(by_size: dict[int, dict]) -> None:
+    sizes = sorted(by_size)
+    label_width = max(len(label) for _, label, _, _ in ROWS) + 2
+    header = "metric".ljust(label_width) + "".join(f"N={n:,}".rjust(14) for n in sizes) + "   target"
+    print(header)
+    print("-" * len(header))
+    known = {key for key, _, _, _ in ROWS}
+    for key, label, fmt, target in ROWS:
+        if not any(key in by_size[n] for n in sizes):
+            continue
+        cells = []
+        for n in sizes:
+            value = by_size[n].get(key)
+            text = "-" if value is None else fmt.format(value)
+            if target and value is not None and not TARGETS[target][1](value, n):
+                text += " !"
+            cells.append(text.rjust(14))
+        note = TARGETS[target][0] if target else ""
+        print(label.ljust(label_width) + "".join(cells) + ("   " + note if note else ""))
+    extra = sorted({k for n in sizes for k in by_size[n] if k not in known and k != "generate_s"})
+    for key in extra:
+        cells = "".join(str(by_size[n].get(key, "-"))[:40].rjust(14) for n in sizes)
+        print(key.ljust(label_width) + cells)
+    print("(! = misses its target)")
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--sizes", type=int, nargs="+", default=[1000, 10000], help="field sizes (pages)")
+    parser.add_argument("--changes", type=int, default=50, help="page rewrites for the change latency")
+    parser.add_argument("--queries", type=int, default=100, help="queries for the search latency")
+    parser.add_argument("--quick", action="store_true", help="few changes and queries (a smoke run)")
+    parser.add_argument("--save", action="store_true", help="write the figures to bench/results/")
+    parser.add_argument("--json", metavar="PATH", help="write the figures to this JSON file")
+    parser.add_argument("--keep", metavar="DIR", help="generate fields under DIR and keep them")
+    parser.add_argument("--child", type=int, help=argparse.SUPPRESS)
+    args = parser.parse_args(argv)
+    if args.quick:
+        args.changes = min(args.changes, 5)
+        args.queries = min(args.queries, 10)
+    keep = Path(args.keep) if args.keep else None
+    if keep:
+        keep.mkdir(parents=True, exist_ok=True)
+    if args.child:
+        print(json.dumps(run_child(args.child, args.changes, args.queries, keep)))
+        return 0
+    by_size: dict[int, dict] = {}
+    for size in args.sizes:
+        command = [sys.executable, str(Path(__file__).resolve()), "--child", str(size),
+                   "--changes", str(args.changes), "--queries", str(args.queries)]
+        if keep:
+            command += ["--keep", str(keep)]
+        print(f"measuring N={size:,} ...", file=sys.stderr, flush=True)
+        done = subprocess.run(command, capture_output=True, text=True, check=False)
+        if done.returncode != 0:
+            print(done.stderr, file=sys.stderr)
+            return done.returncode
+        by_size[size] = json.loads(done.stdout.strip().splitlines()[-1])
+    print_table(by_size)
+    payload = {
+        "when": time.strftime("%Y-%m-%dT%H:%M:%S"),
+        "python": sys.version.split()[0],
+        "cpus": os.cpu_count(),
+        "changes": args.changes,
+        "queries": args.queries,
+        "results": {str(n): v for n, v in by_size.items()},
+    }
+    targets = []
+    if args.save:
+        RESULTS_DIR.mkdir(exist_ok=True)
+        targets.append(RESULTS_DIR / f"bench-{time.strftime('%Y%m%d-%H%M%S')}.json")
+    if args.json:
+        targets.append(Path(args.json))
+    for target in targets:
+        target.write_text(json.dumps(payload, indent=2) + "\n", encoding="utf-8")
+        print(f"wrote {target}", file=sys.stderr)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

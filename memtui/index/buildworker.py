@@ -1,0 +1,101 @@
+"""A helper process for ``parallel.build_parallel``: reads, parses and indexes a share of the pages.
+
+Run as ``python -m memtui.index.buildworker``; it speaks length-prefixed pickles
+on stdin/stdout with the process that started it (and only with it):
+
+    <- ("optimize", gen_dir)              or: merge every segment of gen_dir into one
+    -> ("optimized", None)
+
+    <- ("read", root, [path, ...])       read and parse these pages
+    -> ("progress", count)                 now and then
+    -> ("records", [PageRecord, ...])      what the parent needs for statuses
+    <- ("index", gen_dir, {path: (status, successors)})
+    -> ("segment", segment)                a finished Whoosh segment in gen_dir
+    -> ("error", text)                     instead of any answer, if something failed
+"""
+
+from __future__ import annotations
+
+import os
+import pickle
+import struct
+import sys
+import traceback
+from pathlib import Path
+from typing import Any, BinaryIO
+
+_HEADER = struct.Struct("!Q")
+
+
+def send(stream: BinaryIO, message: Any) -> None:
+    data = pickle.dumps(message, protocol=pickle.HIGHEST_PROTOCOL)
+    stream.write(_HEADER.pack(len(data)))
+    stream.write(data)
+    stream.flush()
+
+
+def receive(stream: BinaryIO) -> Any:
+    header = stream.read(_HEADER.size)
+    if len(header) < _HEADER.size:
+        raise EOFError("the other side closed the pipe")
+    (size,) = _HEADER.unpack(header)
+    data = stream.read(size)
+    if len(data) < size:
+        raise EOFError("the other side closed the pipe")
+    return pickle.loads(data)
+
+
+def serve(inbox: BinaryIO, outbox: BinaryIO) -> None:
+    from whoosh import index as whoosh_index
+
+    from memtui.index.analysis import build_schema, codec
+    from memtui.index.fastwrite import FastSegmentWriter
+    from memtui.index.records import read_page_doc
+
+    message = receive(inbox)
+    if message[0] == "optimize":
+        ix = whoosh_index.open_dir(message[1], schema=build_schema())
+        writer = FastSegmentWriter(ix, codec=codec(), limitmb=256, timeout=5.0)
+        writer.commit(optimize=True)
+        send(outbox, ("optimized", None))
+        return
+    command, root, paths = message
+    assert command == "read"
+    docs = []
+    for number, path in enumerate(paths, start=1):
+        doc = read_page_doc(Path(root), path)
+        if doc is not None:
+            docs.append(doc)
+        if number % 250 == 0:
+            send(outbox, ("progress", number))
+    send(outbox, ("records", [doc.record for doc in docs]))
+    command, gen_dir, statuses = receive(inbox)
+    assert command == "index"
+    for doc in docs:
+        doc.record.status, doc.record.successors = statuses[doc.record.path]
+    ix = whoosh_index.open_dir(gen_dir, schema=build_schema())
+    writer = FastSegmentWriter(ix, _lk=False, codec=codec(), limitmb=256)
+    for number, doc in enumerate(docs, start=1):
+        writer.add_document(**doc.document())
+        if number % 250 == 0:
+            send(outbox, ("progress", number))
+    segment = writer._finalize_segment()
+    send(outbox, ("segment", segment))
+
+
+def main() -> int:
+    inbox, outbox = sys.stdin.buffer, sys.stdout.buffer
+    sys.stdout = open(os.devnull, "w")  # noqa: SIM115 - nothing may write into the message pipe by accident
+    try:
+        serve(inbox, outbox)
+    except Exception as exc:  # noqa: BLE001 - report, the parent falls back to building alone
+        try:
+            send(outbox, ("error", f"{type(exc).__name__}: {exc}\n{traceback.format_exc(limit=5)}"))
+        except OSError:
+            pass
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,301 @@
+"""One index generation: build it, bring it in line with the folder, commit small batches.
+
+``IndexGeneration`` owns a Whoosh index and the page records stored in it.
+Only the writer thread calls the methods that write. ``plan_changes`` turns a
+set of paths (from the watcher, or from comparing the folder with the records)
+into the documents to write: it reads each page once, tells a real change from
+a touch (same hash, new mtime) and pairs a removal with an addition of the same
+bytes as a move. When a change can alter the supersede graph, every status is
+recomputed and the pages whose status changed are re-indexed too.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from whoosh import index as whoosh_index
+from whoosh.reading import SegmentReader
+
+from memtui.field import locations
+from memtui.field.field import ScanEntry, scan
+from memtui.index.analysis import build_schema, codec
+from memtui.index.fastwrite import FastSegmentWriter
+from memtui.index.model import ChangeBatch
+from memtui.index.parallel import PARALLEL_MIN_PAGES, optimize_in_helper
+from memtui.index.records import PageDoc, PageRecord, compute_statuses, read_page_doc
+from memtui.index.store import UntrustedIndex
+from memtui.index.watcher import is_scratch_name
+
+Progress = Callable[[int, int, str], None]
+
+WRITER_LIMIT_MB = 256
+SMALL_SEGMENT_DOCS = 500
+LOCK_TIMEOUT = 2.0
+PROGRESS_EVERY = 100
+
+
+def today() -> str:
+    return _dt.date.today().isoformat()
+
+
+def is_page_path(path: str) -> bool:
+    """Would ``memtui.field.field.scan`` list this relative path (if it is a regular file)?
+
+    Editor scratch names are not pages even when they end in ``.md`` (emacs's ``.#page.md``).
+    """
+    if not path.endswith(".md"):
+        return False
+    parts = path.split("/")
+    if parts[0].startswith(".") or any(part in locations.SKIPPED_DIRS for part in parts[:-1]):
+        return False
+    return all(parts) and not is_scratch_name(parts[-1])
+
+
+@dataclass(slots=True)
+class Plan:
+    """Documents to write and records to drop, and the change notice to send once committed."""
+
+    docs: dict[str, PageDoc] = field(default_factory=dict)
+    removed: list[str] = field(default_factory=list)
+    batch: ChangeBatch = field(default_factory=ChangeBatch)
+    touched: int = 0
+    status_updates: int = 0
+
+    def __bool__(self) -> bool:
+        return bool(self.docs or self.removed)
+
+
+class IndexGeneration:
+    """A Whoosh index in one generation folder, with the records of the pages it holds."""
+
+    def __init__(self, gen_dir: Path, ix, records: dict[str, PageRecord]) -> None:
+        self.dir = gen_dir
+        self.ix = ix
+        self.records = records
+        self.status_day = today()
+
+    @classmethod
+    def create(cls, gen_dir: Path) -> IndexGeneration:
+        ix = whoosh_index.create_in(str(gen_dir), build_schema())
+        return cls(gen_dir, ix, {})
+
+    @classmethod
+    def open(cls, gen_dir: Path, *, status_day: str | None = None) -> IndexGeneration:
+        """Open a generation whose manifest was checked; read its records."""
+        try:
+            ix = whoosh_index.open_dir(str(gen_dir), schema=build_schema())
+            records: dict[str, PageRecord] = {}
+            with ix.reader() as reader:
+                for _, stored in reader.iter_docs():
+                    path = stored.get("path")
+                    record = PageRecord.from_stored(path, stored.get("rec")) if isinstance(path, str) else None
+                    if record is None:
+                        raise UntrustedIndex("a page record in the index is damaged")
+                    records[path] = record
+        except UntrustedIndex:
+            raise
+        except Exception as exc:  # noqa: BLE001 - Whoosh raises many kinds of errors for a damaged index
+            raise UntrustedIndex(f"the index does not open: {type(exc).__name__}: {exc}") from None
+        generation = cls(gen_dir, ix, records)
+        if status_day:
+            generation.status_day = status_day
+        return generation
+
+    # ------------------------------------------------------------------ writing
+    def _writer(self) -> FastSegmentWriter:
+        return FastSegmentWriter(self.ix, timeout=LOCK_TIMEOUT, limitmb=WRITER_LIMIT_MB, codec=codec())
+
+    def build(self, docs: Iterable[PageDoc], total: int, progress: Progress | None = None) -> None:
+        """Write every page into this (new, empty) generation in one segment."""
+        writer = self._writer()
+        try:
+            for number, doc in enumerate(docs, start=1):
+                writer.add_document(**doc.document())
+                self.records[doc.record.path] = doc.record
+                if progress is not None and (number % PROGRESS_EVERY == 0 or number == total):
+                    progress(number, total, "indexing")
+            if progress is not None:
+                progress(total, total, "committing")
+            writer.commit(merge=False)
+        except BaseException:
+            writer.cancel()
+            raise
+
+    def apply(self, plan: Plan) -> None:
+        """Commit one plan as one small segment (no merging: that waits until idle)."""
+        writer = self._writer()
+        try:
+            # One searcher for every deletion (update_document would open one per page).
+            searcher = writer.searcher()
+            try:
+                for path in [*plan.removed, *plan.docs]:
+                    writer.delete_by_term("path", path, searcher=searcher)
+            finally:
+                searcher.close()
+            for doc in plan.docs.values():
+                writer.add_document(**doc.document())
+            writer.commit(merge=False)
+        except BaseException:
+            writer.cancel()
+            raise
+        for path in plan.removed:
+            self.records.pop(path, None)
+        for path, doc in plan.docs.items():
+            self.records[path] = doc.record
+
+    def segment_count(self) -> int:
+        return len(self.ix._segments())
+
+    def segment_sizes(self) -> list[int]:
+        return [segment.doc_count_all() for segment in self.ix._segments()]
+
+    def small_threshold(self) -> int:
+        """Segments with fewer documents than this are "small" (cheap to merge)."""
+        return max(SMALL_SEGMENT_DOCS, sum(self.segment_sizes()) // 10)
+
+    def merge_plan(self) -> str | None:
+        """What merging would help: "small" (several small segments), "all" (several large ones), None."""
+        sizes = self.segment_sizes()
+        threshold = self.small_threshold()
+        small = sum(1 for size in sizes if size < threshold)
+        if len(sizes) - small > 1:
+            return "all"
+        if small > 1:
+            return "small"
+        return None
+
+    def merge(self, kind: str) -> None:
+        """Merge the small segments into one ("small"), or every segment into one ("all")."""
+        if kind == "all" and len(self.records) >= PARALLEL_MIN_PAGES and optimize_in_helper(self.dir):
+            return  # a helper process merged everything (and held the memory that takes)
+        writer = self._writer()
+        threshold = self.small_threshold()
+
+        def small_only(w, segments):
+            keep = []
+            for segment in segments:
+                if segment.doc_count_all() < threshold:
+                    w.add_reader(SegmentReader(w.storage, w.schema, segment))
+                else:
+                    keep.append(segment)
+            return keep
+
+        try:
+            if kind == "all":
+                writer.commit(optimize=True)
+            else:
+                writer.commit(mergetype=small_only)
+        except BaseException:
+            writer.cancel()
+            raise
+
+    # ------------------------------------------------------------------ planning
+    def plan_paths(self, root: Path, paths: Iterable[str], *, rescanned: bool = False) -> Plan:
+        """Read each path and decide what to write. Paths that are not pages are dropped."""
+        plan = Plan(batch=ChangeBatch(rescanned=rescanned))
+        added: list[str] = []
+        for path in dict.fromkeys(paths):
+            known = self.records.get(path)
+            doc = read_page_doc(root, path) if is_page_path(path) else None
+            if doc is None:
+                if known is not None:
+                    plan.removed.append(path)
+                continue
+            if known is None:
+                added.append(path)
+            else:
+                if known.sha256 == doc.record.sha256:
+                    if known.size == doc.record.size and known.mtime_ns == doc.record.mtime_ns:
+                        continue
+                    plan.touched += 1  # same bytes, new mtime: store the new inputs, report nothing
+                else:
+                    plan.batch.changed.append(path)
+                doc.record.status, doc.record.successors = known.status, known.successors
+            plan.docs[path] = doc
+        # A removal and an addition of the same bytes in one batch is a move.
+        removed_by_hash = {self.records[p].sha256: p for p in plan.removed}
+        for path in added:
+            old = removed_by_hash.pop(plan.docs[path].record.sha256, None)
+            if old is not None:
+                plan.batch.moved.append((old, path))
+        moved_from = {old for old, _ in plan.batch.moved}
+        moved_to = {new for _, new in plan.batch.moved}
+        plan.batch.added = [p for p in added if p not in moved_to]
+        plan.batch.removed = [p for p in plan.removed if p not in moved_from]
+        self._plan_statuses(root, plan, structural=bool(added or plan.removed))
+        return plan
+
+    def _plan_statuses(self, root: Path, plan: Plan, *, structural: bool, force: bool = False) -> None:
+        """Recompute statuses if this plan can change any; re-index the pages whose status moved."""
+        relevant = force or structural or self.status_day != today()
+        if not relevant:
+            for path, doc in plan.docs.items():
+                known = self.records.get(path)
+                if known is None or known.status_key() != doc.record.status_key():
+                    relevant = True
+                    break
+        if not relevant:
+            return
+        merged = dict(self.records)
+        for path in plan.removed:
+            merged.pop(path, None)
+        for path, doc in plan.docs.items():
+            merged[path] = doc.record
+        reported = set(plan.batch.paths())
+        for path, (status, successors) in compute_statuses(root, merged).items():
+            record = merged[path]
+            if record.status == status and record.successors == successors:
+                continue
+            doc = plan.docs.get(path)
+            if doc is None:
+                doc = read_page_doc(root, path)
+                if doc is None:
+                    continue  # vanished since: the watcher reports it
+                plan.docs[path] = doc
+                plan.status_updates += 1
+            doc.record.status, doc.record.successors = status, successors
+            if path not in reported:
+                plan.batch.changed.append(path)
+                reported.add(path)
+        self.status_day = today()
+
+    def plan_statuses_only(self, root: Path) -> Plan:
+        """Recompute every status (e.g. a ``valid_to`` date has passed since the last run)."""
+        plan = Plan()
+        self._plan_statuses(root, plan, structural=False, force=True)
+        return plan
+
+    def plan_rescan(self, root: Path, *, extra: Iterable[str] = ()) -> Plan:
+        """Compare the whole folder with the records (stat only) and plan what differs (plus ``extra``)."""
+        entries, _ = scan(root)
+        entries = [e for e in entries if is_page_path(e.path)]
+        suspects = list(extra) + [e.path for e in entries if not self._unchanged(e)]
+        present = {e.path for e in entries}
+        suspects += [p for p in self.records if p not in present]
+        return self.plan_paths(root, suspects, rescanned=True)
+
+    def _unchanged(self, entry: ScanEntry) -> bool:
+        known = self.records.get(entry.path)
+        return known is not None and known.size == entry.size and known.mtime_ns == entry.mtime_ns
+
+
+def read_all(root: Path, entries: list[ScanEntry], progress: Progress | None = None) -> list[PageDoc]:
+    """Read every listed page for a full build (pages that vanished meanwhile are skipped)."""
+    docs: list[PageDoc] = []
+    total = len(entries)
+    for number, entry in enumerate(entries, start=1):
+        doc = read_page_doc(root, entry.path)
+        if doc is not None:
+            docs.append(doc)
+        if progress is not None and (number % PROGRESS_EVERY == 0 or number == total):
+            progress(number, total, "reading")
+    return docs
+
+
+def assign_statuses(root: Path, docs: list[PageDoc]) -> None:
+    records = {doc.record.path: doc.record for doc in docs}
+    for path, (status, successors) in compute_statuses(root, records).items():
+        records[path].status, records[path].successors = status, successors

@@ -1,0 +1,178 @@
+"""A full build on two cores: two helper processes each read and index half of the pages.
+
+Each helper (``buildworker``) reads and parses its share and sends back the page
+records; this process computes every page's status from all of them (the
+supersede graph spans both shares) and sends the statuses back; each helper
+then writes its share as one Whoosh segment into the new generation folder,
+and this process commits a table of contents naming both segments.
+
+The helpers are plain ``python -m memtui.index.buildworker`` subprocesses
+talking over pipes (not ``multiprocessing``: forking a process that runs
+threads, such as the TUI, is unsafe, and its "spawn" mode would re-run a
+``python -m memtui`` entry point). Anything going wrong returns ``None`` and
+the caller builds in one process instead.
+"""
+
+from __future__ import annotations
+
+import os
+import queue
+import subprocess
+import sys
+import threading
+from collections.abc import Callable
+from pathlib import Path
+
+from whoosh import index as whoosh_index
+
+from memtui.field.field import ScanEntry
+from memtui.index.analysis import build_schema, codec
+from memtui.index.buildworker import receive, send
+from memtui.index.fastwrite import FastSegmentWriter
+from memtui.index.records import PageRecord, compute_statuses
+
+Progress = Callable[[int, int, str], None]
+
+PARALLEL_MIN_PAGES = 1000  # below this, starting the helpers costs about what it saves
+WORKER_TIMEOUT = 600.0
+
+
+def worker_count() -> int:
+    return min(2, os.cpu_count() or 1)
+
+
+def should_run_parallel(pages: int) -> bool:
+    return pages >= PARALLEL_MIN_PAGES and worker_count() > 1 and not os.environ.get("MEMTUI_SERIAL_BUILD")
+
+
+class _Worker:
+    MODULE = "memtui.index.buildworker"
+
+    def __init__(self, index: int) -> None:
+        env = dict(os.environ)
+        env["PYTHONPATH"] = os.pathsep.join(p for p in sys.path if p)
+        self.proc = subprocess.Popen(
+            [sys.executable, "-m", self.MODULE],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL,
+            env=env,
+        )
+        self.index = index
+        self.messages: queue.Queue = queue.Queue()
+        self.reader = threading.Thread(target=self._read, daemon=True, name=f"memtui-build-reader-{index}")
+        self.reader.start()
+
+    def _read(self) -> None:
+        try:
+            while True:
+                self.messages.put(receive(self.proc.stdout))
+        except Exception as exc:  # noqa: BLE001 - EOF or garbage: the worker is gone
+            self.messages.put(("error", f"{type(exc).__name__}: {exc}"))
+
+    def send(self, message) -> None:
+        send(self.proc.stdin, message)
+
+    def stop(self) -> None:
+        if self.proc.poll() is None:
+            self.proc.kill()
+        try:
+            self.proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:  # pragma: no cover
+            pass
+        for stream in (self.proc.stdin, self.proc.stdout):
+            try:
+                stream.close()
+            except OSError:
+                pass
+
+
+class BuildFailed(Exception):
+    pass
+
+
+def _await(workers: list[_Worker], kind: str, done: list[int], total: int, phase: str,
+           progress: Progress | None) -> list:
+    """Wait for one ``kind`` message from every worker, passing progress along."""
+    answers: list = [None] * len(workers)
+    pending = set(range(len(workers)))
+    while pending:
+        for number in list(pending):
+            try:
+                message = workers[number].messages.get(timeout=0.05)
+            except queue.Empty:
+                continue
+            if message[0] == "progress":
+                done[number] = message[1]
+                if progress is not None:
+                    progress(min(sum(done), total), total, phase)
+            elif message[0] == kind:
+                answers[number] = message[1]
+                pending.discard(number)
+            else:
+                raise BuildFailed(str(message[1]) if len(message) > 1 else repr(message))
+    return answers
+
+
+def build_parallel(
+    root: Path, gen_dir: Path, entries: list[ScanEntry], progress: Progress | None = None
+) -> dict[str, PageRecord] | None:
+    """Build ``gen_dir`` (an empty, created index) from ``entries``; the records, or None on failure."""
+    count = worker_count()
+    shares: list[list[str]] = [[] for _ in range(count)]
+    loads = [0] * count
+    for entry in sorted(entries, key=lambda e: -e.size):  # balance bytes, not page counts
+        lightest = loads.index(min(loads))
+        shares[lightest].append(entry.path)
+        loads[lightest] += entry.size + 512
+    workers: list[_Worker] = []
+    total = len(entries)
+    try:
+        for number in range(count):
+            workers.append(_Worker(number))
+            workers[-1].send(("read", str(root), shares[number]))
+        parts = _await(workers, "records", [0] * count, total, "reading", progress)
+        records = {record.path: record for part in parts for record in part}
+        statuses = compute_statuses(root, records)
+        for record in records.values():
+            record.status, record.successors = statuses[record.path]
+        for worker, part in zip(workers, parts):
+            worker.send(("index", str(gen_dir), {r.path: statuses[r.path] for r in part}))
+        segments = _await(workers, "segment", [0] * count, total, "indexing", progress)
+        if progress is not None:
+            progress(total, total, "committing")
+        ix = whoosh_index.open_dir(str(gen_dir), schema=build_schema())
+        writer = FastSegmentWriter(ix, codec=codec())
+        try:
+            writer._close_segment()  # this writer adds nothing itself
+            writer._commit_toc([segment for segment in segments if segment.doc_count_all()])
+        finally:
+            writer._finish()
+        return records
+    except (BuildFailed, OSError, EOFError, ValueError) as exc:
+        _last_failure[0] = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+        return None
+    finally:
+        for worker in workers:
+            worker.stop()
+
+
+_last_failure = [""]
+
+
+def last_failure() -> str:
+    return _last_failure[0]
+
+
+def optimize_in_helper(gen_dir: Path) -> bool:
+    """Merge every segment of ``gen_dir`` into one in a helper process (its memory, not ours)."""
+    worker = _Worker(0)
+    try:
+        worker.send(("optimize", str(gen_dir)))
+        _await([worker], "optimized", [0], 1, "merging", None)
+        return True
+    except (BuildFailed, OSError, EOFError, ValueError) as exc:
+        _last_failure[0] = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+        return False
+    finally:
+        worker.stop()

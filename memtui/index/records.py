@@ -1,0 +1,255 @@
+"""A page as the index sees it: read once, turned into a Whoosh document and a record.
+
+``read_page_doc`` reads one file (never following a symlink, never blocking on
+a FIFO), parses only its frontmatter, and returns the text fields to index plus
+a ``PageRecord``: size, mtime and SHA-256 (the *inputs* the index was built
+from), the frontmatter keys the supersede graph and trust need, and the page's
+status. Records are stored inside the index (the ``rec`` field), so a warm open
+compares them with a ``stat`` of the folder without reading any page.
+
+Statuses come from ``memtui.field.history.History`` run over light page
+summaries made from the records (``compute_statuses``): the same rules the rest
+of memtui uses, without re-parsing page bodies.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from dataclasses import dataclass, field
+from pathlib import Path, PurePosixPath
+from typing import Any
+
+from memtui.field import body as body_mod
+from memtui.field import frontmatter as fm_mod
+from memtui.field import trust as trust_mod
+from memtui.field.field import Field
+from memtui.field.history import CURRENT, History
+from memtui.field.page import MAX_PARSE_BYTES, PageInfo, decode, is_binary, read_bytes, sha256_bytes
+from memtui.index.analysis import SUMMARY_REPEAT, TITLE_REPEAT
+
+# Frontmatter keys kept in a record: what History, resolve() and trust_state() read.
+HISTORY_KEYS = (
+    "id",
+    "uuid",
+    "title",
+    "subject",
+    "kind",
+    "valid_from",
+    "valid_to",
+    "created",
+    "updated",
+    "supersedes",
+    "reviewed",
+    "taint",
+    "origin",
+)
+# Of those, the ones whose change can change some page's status.
+STATUS_KEYS = ("id", "uuid", "title", "subject", "kind", "valid_from", "valid_to", "created", "supersedes")
+
+_H1_RE = re.compile(r"^#[ \t]+(.+?)[ \t#]*\r?$", re.MULTILINE)
+_HEADING_LINE_RE = re.compile(r"^#{1,6}[ \t].*\[", re.MULTILINE)
+
+
+@dataclass(slots=True)
+class PageRecord:
+    """What the index remembers about a page besides its terms."""
+
+    path: str
+    size: int
+    mtime_ns: int
+    sha256: str
+    meta: dict[str, Any]
+    heading: str | None
+    title: str
+    trust: str
+    tag_counts: dict[str, int]
+    status: str = CURRENT
+    successors: tuple[str, ...] = ()
+    _info: PageInfo | None = field(default=None, repr=False, compare=False)
+
+    def to_stored(self) -> tuple:
+        return (
+            self.size,
+            self.mtime_ns,
+            self.sha256,
+            self.meta,
+            self.heading,
+            self.title,
+            self.trust,
+            self.tag_counts,
+            self.status,
+            list(self.successors),
+        )
+
+    @classmethod
+    def from_stored(cls, path: str, stored: Any) -> PageRecord | None:
+        """Rebuild a record from the index; ``None`` if it is not one this version wrote."""
+        try:
+            size, mtime_ns, sha, meta, heading, title, trust, tags, status, successors = stored
+            if not (isinstance(size, int) and isinstance(mtime_ns, int) and isinstance(sha, str)):
+                return None
+            if not isinstance(meta, dict) or not isinstance(tags, dict):
+                return None
+            return cls(path, size, mtime_ns, sha, meta, heading, str(title), str(trust), tags, str(status),
+                       tuple(successors))
+        except (TypeError, ValueError):
+            return None
+
+    def page_info(self) -> PageInfo:
+        """A light ``PageInfo`` (frontmatter only) for the supersede graph."""
+        if self._info is None:
+            self._info = PageInfo(
+                path=self.path,
+                size=self.size,
+                mtime_ns=self.mtime_ns,
+                sha256=self.sha256,
+                meta=self.meta,
+                heading_title=self.heading,
+            )
+        return self._info
+
+    def status_key(self) -> tuple:
+        """Everything about this page that can change any page's status."""
+        return (self.heading, tuple(repr(self.meta.get(k)) for k in STATUS_KEYS))
+
+
+@dataclass(slots=True)
+class PageDoc:
+    """One page ready to be written to the index."""
+
+    record: PageRecord
+    summary: str
+    body: str
+    tags: list[str]
+
+    def document(self) -> dict[str, Any]:
+        rec = self.record
+        meta = rec.meta
+        stem = PurePosixPath(rec.path).stem
+        words_of_name = re.sub(r"[\W_]+", " ", stem)
+        title = f"{rec.title} {words_of_name}"
+        head = " ".join([rec.title] * TITLE_REPEAT + [words_of_name] + [self.summary] * SUMMARY_REPEAT)
+        return {
+            "path": rec.path,
+            "id": _text(meta.get("id")) or _text(meta.get("uuid")),
+            "title": title,
+            "_stored_title": rec.title,
+            "text": f"{head}\n{self.body}",
+            "summary": self.summary or None,
+            "kind": _text(meta.get("kind")),
+            "subject": _text(meta.get("subject")),
+            "origin": _text(meta.get("origin")),
+            "tag": " ".join(self.tags) or None,
+            "status": f"{rec.status} {rec.trust}",
+            "valid_from": _date(meta.get("valid_from")),
+            "valid_to": _date(meta.get("valid_to")),
+            "updated": _date(meta.get("updated") or meta.get("created")),
+            "rec": rec.to_stored(),
+        }
+
+
+def _text(value: Any) -> str | None:
+    if value is None:
+        return None
+    text = value if isinstance(value, str) else str(value)
+    text = text.strip()
+    return text or None
+
+
+def _date(value: Any) -> str | None:
+    text = _text(value)
+    return text[:10] if text else None
+
+
+def _light_meta(meta: dict[str, Any]) -> dict[str, Any]:
+    return {key: meta[key] for key in HISTORY_KEYS if key in meta}
+
+
+def read_bytes_safely(abspath: str) -> tuple[bytes, os.stat_result] | None:
+    """The bytes of a regular file; ``None`` if it is gone, unreadable or not a regular file.
+
+    Symlinks are not followed and a FIFO never blocks (see ``memtui.field.page.read_bytes``).
+    """
+    try:
+        return read_bytes(abspath)
+    except OSError:
+        # ELOOP (a symlink), EACCES, ENXIO (a socket), not a regular file ...
+        return None
+
+
+def _tags_and_heading(body: str, first_line: int) -> tuple[dict[str, int], str | None]:
+    """Source-tag counts and the first level-1 heading, as ``memtui.field.body`` counts them."""
+    if "```" in body or "~~~" in body or _HEADING_LINE_RE.search(body):
+        parsed = body_mod.parse_body(body, first_line)
+        heading = next((title for _, level, title in parsed.headings if level == 1), None)
+        return dict(parsed.tag_counts), heading
+    counts = dict.fromkeys(body_mod.SOURCE_TAGS, 0)
+    for tag in body_mod.TAG_RE.findall(body):
+        counts[tag.lower()] += 1
+    match = _H1_RE.search(body)
+    return counts, (match.group(1).strip() if match else None)
+
+
+def doc_from_bytes(path: str, data: bytes, mtime_ns: int) -> PageDoc:
+    """Parse what the index needs from a page's bytes. Never raises."""
+    stem = PurePosixPath(path).stem
+    sha = sha256_bytes(data)
+    if is_binary(data) or len(data) > MAX_PARSE_BYTES:
+        record = PageRecord(
+            path, len(data), mtime_ns, sha, {}, None, stem, trust_mod.trust_state({}, path),
+            dict.fromkeys(body_mod.SOURCE_TAGS, 0),
+        )
+        return PageDoc(record, "", "", [])
+    text, _ = decode(data)
+    text = text.removeprefix("\ufeff")
+    fm = fm_mod.parse(text)
+    meta = fm.data if isinstance(fm.data, dict) else {}
+    body = text[fm.body_offset :]
+    tags, heading = _tags_and_heading(body, fm.body_line)
+    title = _text(meta.get("title")) or heading or stem
+    record = PageRecord(
+        path=path,
+        size=len(data),
+        mtime_ns=mtime_ns,
+        sha256=sha,
+        meta=_light_meta(meta),
+        heading=heading,
+        title=title,
+        trust=trust_mod.trust_state(meta, path),
+        tag_counts=tags,
+    )
+    summary = _text(meta.get("summary")) or ""
+    return PageDoc(record, summary, body, [tag for tag, count in tags.items() if count])
+
+
+def read_page_doc(root: Path, path: str) -> PageDoc | None:
+    """Read and parse one page for the index; ``None`` when it is gone or not a regular file."""
+    result = read_bytes_safely(os.path.join(os.fspath(root), *path.split("/")))
+    if result is None:
+        return None
+    data, st = result
+    return doc_from_bytes(path, data, st.st_mtime_ns)
+
+
+def compute_statuses(root: Path, records: dict[str, PageRecord]) -> dict[str, tuple[str, tuple[str, ...]]]:
+    """Each page's status (current/superseded) and the pages that (transitively) supersede it."""
+    light = Field(root)
+    light.pages = {path: record.page_info() for path, record in records.items()}
+    history = History(light)
+    result: dict[str, tuple[str, tuple[str, ...]]] = {}
+    for path in records:
+        newer = history.replaced_by.get(path)
+        successors: tuple[str, ...] = ()
+        if newer:
+            seen: list[str] = []
+            todo = list(newer)
+            while todo:
+                page = todo.pop(0)
+                if page in seen or page == path:
+                    continue
+                seen.append(page)
+                todo.extend(history.replaced_by.get(page, []))
+            successors = tuple(seen)
+        result[path] = (history.status.get(path, CURRENT), successors)
+    return result

@@ -1,0 +1,732 @@
+"""``IndexService``: the search index of one field, kept current while memtui runs.
+
+Lifecycle::
+
+    svc = IndexService(field_root)            # nothing happens yet
+    report = svc.open(progress)               # blocking: check, update or rebuild
+    hits = svc.search("public API decision")  # any thread
+    svc.start_watching(on_change)             # watchdog + the writer thread
+    svc.flush()                               # wait until what changed on disk is searchable
+    svc.close()
+
+``location`` is the index folder (``--index-dir``, default in the user cache);
+``generation_dir`` the generation inside it that is in use.
+
+Roles. One process writes an index (it holds ``writer.lock``); a second memtui
+on the same field opens the index read-only, searches it, follows the writer's
+commits, and says so in ``state``. Nobody ever waits on Whoosh's own lock for
+long: writers are created with a short timeout and only by the writer thread.
+
+A full build of 1,000 pages or more runs in two helper processes
+(``parallel.py``) and leaves two segments; the rest of the time the writer
+thread is the only code that writes. It is fed by the watcher (through the
+debouncer) and by requests (rescan, rebuild); it commits small batches without
+merging, merges small segments once it has been idle for a while (or when
+there are many), merges the two segments of a two-process build once it has
+been idle longer, and after each commit refreshes searchers and calls the
+subscribers with a ``ChangeBatch``. Once a second it also supervises: the observer is alive, the
+kernel queue did not overflow, the index files are the ones the manifest lists
+(a deleted or truncated index is rebuilt into a new folder), the writer lock is
+still ours. An exception in all of this is recorded in ``state.message`` and
+the loop goes on; it never takes the thread down.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import shutil
+import threading
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Self
+
+from whoosh import index as whoosh_index
+
+from memtui.field import locations
+from memtui.field.errors import MemtuiError
+from memtui.field.field import scan
+from memtui.index.analysis import RECIPE, WORD_RE, build_schema
+from memtui.index.errors import IndexUnavailableError, QueryError
+from memtui.index.indexer import (
+    IndexGeneration,
+    Plan,
+    assign_statuses,
+    is_page_path,
+    read_all,
+    today,
+)
+from memtui.index.model import ChangeBatch, OpenReport, SearchResults, SyncState
+from memtui.index.parallel import build_parallel, last_failure, should_run_parallel
+from memtui.index.recall import (
+    GOLDEN_FILE,
+    GoldenFile,
+    RecallResult,
+    load_golden,
+    run_recall,
+)
+from memtui.index.scoring import WEIGHTING
+from memtui.index.search import parse_query, run_search
+from memtui.index.store import (
+    IndexStore,
+    Manifest,
+    UntrustedIndex,
+    check_files,
+    default_index_dir,
+    read_manifest,
+    write_manifest,
+)
+from memtui.index.watcher import FLUSH_PREFIX, Debouncer, FieldWatcher
+
+Progress = Callable[[int, int, str], None]
+OnChange = Callable[[ChangeBatch], None]
+
+TICK = 0.5  # the writer thread wakes at least this often
+SUPERVISE_EVERY = 1.0
+IDLE_BEFORE_MERGE = 2.0  # merge small segments after this long without changes ...
+MAX_SEGMENTS = 8  # ... or as soon as nothing is due once there are more than this
+IDLE_BEFORE_FULL_MERGE = 5.0  # merge several large segments (a two-process build) into one
+MAX_BATCH = 500
+READER_OPEN_TRIES = 30
+
+
+class IndexService:
+    """The Whoosh index of one field (see the module docstring)."""
+
+    def __init__(
+        self,
+        field_root: Path,
+        *,
+        index_dir: Path | None = None,
+        readonly_field: bool = False,
+        source: Path | None = None,
+        golden: Path | None = None,
+    ) -> None:
+        self.root = Path(field_root)
+        self.readonly_field = readonly_field
+        self.location = Path(index_dir) if index_dir else default_index_dir(
+            self.root, readonly=readonly_field, source=source
+        )
+        self.golden_path = Path(golden) if golden else self.root / GOLDEN_FILE
+        self._store = IndexStore(self.location)
+        self._gen: IndexGeneration | None = None
+        self._manifest: Manifest | None = None
+        self._ix = None  # the Whoosh index searched (the generation's, or a reader's)
+        self._searcher = None
+        self._searcher_stale = False
+        self._search_lock = threading.RLock()
+        self._reader_stamp: tuple | None = None
+        self._reader_gen: Path | None = None
+        self._writer = False
+        self._frozen = False  # serving an old index that cannot be updated (golden gate)
+        self._opened = False
+        self._closed = False
+        # state
+        self._mode = "stopped"
+        self._message = ""
+        self._last_sync: float | None = None
+        self._pages = 0
+        # writer thread
+        self._subscribers: list[OnChange] = []
+        self._debouncer = Debouncer()
+        self._watcher: FieldWatcher | None = None
+        self._thread: threading.Thread | None = None
+        self._wake = threading.Event()
+        self._stopping = False
+        self._busy = False
+        self._idle = threading.Condition()
+        self._requests: set[str] = set()  # "rescan", "rebuild"
+        self._rebuild_reason = ""
+        self._last_activity = time.monotonic()
+        self._last_supervise = 0.0
+        self._barriers: set[str] = set()
+        self._barrier_count = 0
+        self._errors = 0
+
+    # ================================================================== public
+    @property
+    def read_only(self) -> bool:
+        """True when this process only searches: another memtui writes the index, or the field is a zip."""
+        return self.readonly_field or not self._writer or self._frozen
+
+    @property
+    def state(self) -> SyncState:
+        pending = len(self._debouncer) + (1 if self._busy else 0) + len(self._requests)
+        return SyncState(self._mode, self._last_sync, pending, self._pages, self._message)
+
+    def open(self, progress: Progress | None = None) -> OpenReport:
+        """Check the index against the folder, then update or rebuild it. Blocking."""
+        if self._closed:
+            raise IndexUnavailableError("this index service was closed", "create a new one")
+        if self._opened:
+            return OpenReport(location=str(self.location), pages=self._pages, read_only=self.read_only)
+        started = time.perf_counter()
+        report = OpenReport(location=str(self.location))
+        if not self.root.is_dir():
+            raise IndexUnavailableError(f"no such folder: {self.root}", "give the path of a memory folder")
+        if self._store.acquire_writer():
+            self._writer = True
+            try:
+                self._open_writer(report, progress, rebuild=False)
+            except OSError as exc:
+                raise IndexUnavailableError(
+                    f"cannot write the index in {self.location}: {exc.strerror or exc}",
+                    "check free space and permissions, or pass --index-dir",
+                ) from None
+            self._mode = "down" if self._frozen else ("read-only" if self.read_only else "stopped")
+        else:
+            self._open_reader(report)
+            self._mode = "read-only"
+            self._message = "another memtui is updating this index: searching read-only"
+        report.read_only = self.read_only
+        report.seconds = time.perf_counter() - started
+        self._opened = True
+        self._last_sync = time.time()
+        return report
+
+    def rebuild(self, progress: Progress | None = None, *, force: bool = False) -> OpenReport:
+        """Build a fresh index now (the old one serves until it is done). ``force``: skip the golden gate."""
+        if not self._writer:
+            raise IndexUnavailableError(
+                "another memtui is updating this index", "close it, or rebuild from that one"
+            )
+        report = OpenReport(location=str(self.location))
+        started = time.perf_counter()
+        if self._thread is not None:
+            # The writer thread owns the index while watching: ask it, and wait.
+            self._request("rebuild", "rebuild requested")
+            with self._idle:
+                while "rebuild" in self._requests or self._busy:
+                    self._wake.set()
+                    self._idle.wait(0.05)
+            report.rebuilt = True
+            report.rebuild_reason = "rebuild requested"
+            report.generation = self.generation_dir.name if self.generation_dir else None
+            report.pages = self._pages
+        else:
+            self._frozen = False
+            self._rebuild(report, progress, reason="rebuild requested", gate=not force)
+        report.seconds = time.perf_counter() - started
+        report.read_only = self.read_only
+        return report
+
+    def search(self, query: str, *, limit: int = 20, plain: bool = False) -> SearchResults:
+        """Ranked hits for ``query``; ``plain`` treats it as words only (no filters or operators)."""
+        if not self._opened or self._ix is None:
+            raise IndexUnavailableError("the search index is not open yet", "wait until it has been built")
+        if plain:
+            query = " ".join(word.lower() for word in WORD_RE.findall(query or ""))
+            if not query:
+                return SearchResults()
+        limit = max(1, min(int(limit), 1000))
+        with self._search_lock:
+            searcher = self._current_searcher()
+            parsed = parse_query(query, searcher.schema)
+            try:
+                return run_search(searcher, parsed, limit=limit, root=self.root)
+            except QueryError:
+                raise
+            except Exception as exc:  # noqa: BLE001 - Whoosh failing to read = a damaged index
+                self._searcher = None
+                self._request("rebuild", f"the index could not be read ({type(exc).__name__})")
+                raise IndexUnavailableError(
+                    "the search index is damaged and is being rebuilt", "try again in a moment"
+                ) from None
+
+    def start_watching(self, on_change: OnChange | None = None) -> None:
+        """Keep the index current from now on; ``on_change`` is called after each commit."""
+        if not self._opened:
+            raise IndexUnavailableError("open() the index before watching", "call open() first")
+        if on_change is not None and on_change not in self._subscribers:
+            self._subscribers.append(on_change)
+        if self.read_only or self._thread is not None:
+            return
+        self._watcher = FieldWatcher(self.root, self._on_path, self._on_barrier)
+        self._start_watcher(polling=False)
+        self._thread = threading.Thread(target=self._run, name="memtui-index-writer", daemon=True)
+        self._thread.start()
+
+    def flush(self, timeout: float = 5.0) -> bool:
+        """Wait until every change made on disk before this call is committed. False on timeout."""
+        deadline = time.monotonic() + timeout
+        if self._thread is None:
+            return True
+        barrier = None
+        if self._watcher is not None and self._watcher.observer is not None:
+            self._barrier_count += 1
+            barrier = f"{FLUSH_PREFIX}{os.getpid()}-{id(self)}-{self._barrier_count}"
+            path = locations.state_dir(self.root) / barrier
+            try:
+                path.parent.mkdir(parents=True, exist_ok=True)
+                path.write_bytes(b"")
+            except OSError:
+                barrier = None
+        try:
+            with self._idle:
+                while True:
+                    seen = barrier is None or barrier in self._barriers
+                    if seen and not len(self._debouncer) and not self._busy and not self._requests:
+                        return True
+                    left = deadline - time.monotonic()
+                    if left <= 0:
+                        return False
+                    self._wake.set()
+                    self._idle.wait(min(left, 0.05))
+        finally:
+            if barrier is not None:
+                self._barriers.discard(barrier)
+                with contextlib.suppress(OSError):
+                    (locations.state_dir(self.root) / barrier).unlink()
+
+    def request_rescan(self) -> None:
+        """Compare the whole folder with the index soon (e.g. after memtui itself moved many pages)."""
+        self._request("rescan", "")
+
+    def close(self) -> None:
+        """Stop the watcher and the writer thread, release the index. Safe to call twice."""
+        if self._closed:
+            return
+        self._closed = True
+        self._stopping = True
+        self._wake.set()
+        if self._watcher is not None:
+            self._watcher.stop()
+        if self._thread is not None:
+            self._thread.join(timeout=30)
+        with self._search_lock:
+            if self._searcher is not None:
+                with contextlib.suppress(Exception):
+                    self._searcher.close()
+            self._searcher = None
+        self._store.release_writer()
+        self._mode = "stopped"
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    # ------------------------------------------------------------------ introspection (CLI, tests)
+    @property
+    def generation_dir(self) -> Path | None:
+        if self._gen is not None:
+            return self._gen.dir
+        return self._reader_gen
+
+    def indexed_inputs(self) -> dict[str, str]:
+        """path -> sha256 of every page as the index stores it (read from the index itself)."""
+        with self._search_lock:
+            searcher = self._current_searcher()
+            out: dict[str, str] = {}
+            for _, stored in searcher.reader().iter_docs():
+                out[stored["path"]] = stored["rec"][2]
+            return out
+
+    def indexed_statuses(self) -> dict[str, tuple[str, str]]:
+        """path -> (status, trust) as stored in the index."""
+        with self._search_lock:
+            searcher = self._current_searcher()
+            return {s["path"]: (s["rec"][8], s["rec"][6]) for _, s in searcher.reader().iter_docs()}
+
+    def segment_count(self) -> int:
+        ix = self._ix
+        return len(ix._segments()) if ix is not None else 0
+
+    def recall_test(self, golden: GoldenFile, *, k: int | None = None) -> RecallResult:
+        return run_recall(golden, lambda q, n: self.search(q, limit=n, plain=True), k=k)
+
+    # ================================================================== opening
+    def _open_writer(self, report: OpenReport, progress: Progress | None, *, rebuild: bool) -> None:
+        gen_dir = self._store.current()
+        reason = ""
+        recipe_changed = False
+        if gen_dir is None:
+            reason = "no index yet"
+        else:
+            try:
+                manifest = read_manifest(gen_dir)
+                check_files(gen_dir, manifest)
+                if manifest.recipe != RECIPE:
+                    recipe_changed = True
+                    reason = "the index recipe changed"
+                else:
+                    self._gen = IndexGeneration.open(gen_dir, status_day=manifest.status_day)
+                    self._manifest = manifest
+            except UntrustedIndex as exc:
+                reason = str(exc)
+        if reason:
+            self._rebuild(report, progress, reason=reason, gate=recipe_changed, old_dir=gen_dir if recipe_changed else None)
+            return
+        gen = self._gen
+        assert gen is not None
+        self._attach(gen.ix)
+        if progress is not None:
+            progress(0, len(gen.records), "checking")
+        plan = gen.plan_rescan(self.root)
+        if not plan and gen.status_day != today():
+            plan = gen.plan_statuses_only(self.root)
+        if plan:
+            gen.apply(plan)
+            self._after_commit()
+        self._store.remove_generations(keep=gen.dir)
+        report.generation = gen.dir.name
+        report.pages = len(gen.records)
+        report.added = len(plan.batch.added) + len(plan.batch.moved)
+        report.changed = len(plan.batch.changed) - plan.status_updates
+        report.removed = len(plan.batch.removed)
+        report.touched = plan.touched
+        report.status_updates = plan.status_updates
+        self._pages = len(gen.records)
+
+    def _rebuild(
+        self,
+        report: OpenReport,
+        progress: Progress | None,
+        *,
+        reason: str,
+        gate: bool,
+        old_dir: Path | None = None,
+    ) -> None:
+        """Build a new generation; swap it in only when complete (and, if gated, when it passes golden.yaml)."""
+        old_dir = old_dir or (self._gen.dir if self._gen is not None else None)
+        entries = [e for e in scan(self.root)[0] if is_page_path(e.path)]
+        new_dir = self._store.new_generation()
+        try:
+            gen = None
+            if should_run_parallel(len(entries)):
+                gen = IndexGeneration.create(new_dir)
+                records = build_parallel(self.root, new_dir, entries, progress)
+                if records is None:
+                    report.notes.append(f"the two-process build failed ({last_failure()}): built in one process")
+                    shutil.rmtree(new_dir, ignore_errors=True)
+                    new_dir = self._store.new_generation()
+                    gen = None
+                else:
+                    gen.records = records
+            if gen is None:
+                if progress is not None:
+                    progress(0, len(entries), "reading")
+                docs = read_all(self.root, entries, progress)
+                assign_statuses(self.root, docs)
+                gen = IndexGeneration.create(new_dir)
+                gen.build(docs, len(docs), progress)
+                del docs
+            manifest = write_manifest(new_dir, RECIPE, status_day=today(), pages=len(gen.records))
+        except BaseException:
+            shutil.rmtree(new_dir, ignore_errors=True)
+            raise
+        report.rebuilt = True
+        report.rebuild_reason = reason
+        report.generation = new_dir.name
+        report.pages = len(gen.records)
+        golden = self._golden_check(gen, progress)
+        report.golden = golden.to_json() if golden is not None else None
+        if gate and golden is not None and not golden.passed and old_dir is not None and self._serve_old(old_dir):
+            shutil.rmtree(new_dir, ignore_errors=True)
+            self._frozen = True
+            self._message = (
+                f"a rebuilt index scored recall@{golden.k} {golden.recall:.2f} on {self.golden_path.name} "
+                f"(needs {golden.min_recall:.2f}): still searching the previous index, which is not updated; "
+                "run `memtui index FIELD --rebuild --force` to accept the new one"
+            )
+            report.notes.append(self._message)
+            report.generation = old_dir.name
+            return
+        self._store.point_at(new_dir)
+        previous = self._gen
+        self._gen = gen
+        self._manifest = manifest
+        self._pages = len(gen.records)
+        self._attach(gen.ix)
+        self._store.remove_generations(keep=new_dir)
+        del previous
+
+    def _golden_check(self, gen: IndexGeneration, progress: Progress | None) -> RecallResult | None:
+        if not self.golden_path.is_file():
+            return None
+        try:
+            golden = load_golden(self.golden_path)
+        except MemtuiError:
+            return None  # a broken golden file must not block indexing (recall-test reports it)
+        if progress is not None:
+            progress(0, len(golden.questions), "checking golden.yaml")
+        with gen.ix.searcher(weighting=WEIGHTING) as searcher:
+
+            def search(question: str, k: int) -> list:
+                words = " ".join(w.lower() for w in WORD_RE.findall(question))
+                if not words:
+                    return []
+                return run_search(searcher, parse_query(words, searcher.schema), limit=k, root=self.root)
+
+            return run_recall(golden, search)
+
+    def _serve_old(self, old_dir: Path) -> bool:
+        """Keep searching an index built with an older recipe (its own pickled schema)."""
+        try:
+            ix = whoosh_index.open_dir(str(old_dir))
+            with ix.reader() as reader:
+                self._pages = reader.doc_count()
+        except Exception:  # noqa: BLE001 - the old index is not usable either
+            return False
+        self._gen = None
+        self._attach(ix)
+        self._reader_gen = old_dir
+        return True
+
+    def _open_reader(self, report: OpenReport) -> None:
+        last = "no index yet"
+        for _ in range(READER_OPEN_TRIES):
+            try:
+                self._open_reader_once()
+                report.generation = self._reader_gen.name if self._reader_gen else None
+                report.pages = self._pages
+                return
+            except UntrustedIndex as exc:
+                last = str(exc)
+                time.sleep(0.1)
+        raise IndexUnavailableError(
+            f"another memtui is updating this index and it cannot be read yet ({last})",
+            "try again in a moment",
+        )
+
+    def _open_reader_once(self) -> None:
+        stamp = self._store.pointer_stamp()
+        gen_dir = self._store.current()
+        if gen_dir is None:
+            raise UntrustedIndex("no index yet")
+        manifest = read_manifest(gen_dir)
+        check_files(gen_dir, manifest)
+        try:
+            ix = whoosh_index.open_dir(str(gen_dir), schema=build_schema() if manifest.recipe == RECIPE else None)
+        except Exception as exc:  # noqa: BLE001
+            raise UntrustedIndex(f"the index does not open: {exc}") from None
+        self._attach(ix)
+        self._reader_gen = gen_dir
+        self._reader_stamp = stamp
+        self._manifest = manifest
+        self._pages = manifest.pages
+
+    # ================================================================== searching
+    def _attach(self, ix) -> None:
+        with self._search_lock:
+            old = self._searcher
+            self._ix = ix
+            self._searcher = None
+            if old is not None:
+                with contextlib.suppress(Exception):
+                    old.close()
+
+    def _current_searcher(self):
+        if self._writer and not self._frozen:
+            if self._searcher is None:
+                self._searcher = self._ix.searcher(weighting=WEIGHTING)
+            elif self._searcher_stale:
+                self._searcher_stale = False
+                self._searcher = self._searcher.refresh()
+            return self._searcher
+        # Read-only: follow the writer's commits and swaps once their manifest vouches for them.
+        if not self._frozen:
+            with contextlib.suppress(UntrustedIndex):
+                if self._store.pointer_stamp() != self._reader_stamp:
+                    self._searcher = None
+                    self._open_reader_once()
+                elif self._searcher is not None and not self._searcher.up_to_date():
+                    manifest = read_manifest(self._reader_gen)
+                    check_files(self._reader_gen, manifest)
+                    self._manifest = manifest
+                    self._pages = manifest.pages
+                    self._searcher = self._searcher.refresh()
+        if self._searcher is None:
+            self._searcher = self._ix.searcher(weighting=WEIGHTING)
+        return self._searcher
+
+    # ================================================================== the writer thread
+    def _request(self, what: str, reason: str) -> None:
+        if what == "rebuild":
+            self._rebuild_reason = reason
+        self._requests.add(what)
+        self._wake.set()
+
+    def _on_path(self, rel: str, is_dir: bool) -> None:
+        self._debouncer.add(rel, is_dir)
+        self._wake.set()
+
+    def _on_barrier(self, name: str) -> None:
+        self._barriers.add(name)
+        self._wake.set()
+
+    def _start_watcher(self, *, polling: bool) -> None:
+        watcher = self._watcher
+        assert watcher is not None
+        try:
+            mode = watcher.start(polling=polling)
+        except OSError as exc:
+            self._mode = "down"
+            self._message = f"cannot watch the folder ({exc.strerror or exc}): changes are not picked up"
+            return
+        self._mode = "watching" if mode == "inotify" else "polling"
+        self._message = watcher.message
+
+    def _run(self) -> None:
+        while not self._stopping:
+            next_due = self._debouncer.next_due()
+            timeout = TICK if next_due is None else max(0.0, min(TICK, next_due - time.monotonic()))
+            self._wake.wait(timeout)
+            self._wake.clear()
+            if self._stopping:
+                break
+            try:
+                self._step()
+                if self._errors:
+                    self._errors = 0
+                    if self._mode == "down":
+                        self._mode = "polling" if self._watcher and self._watcher.mode == "polling" else "watching"
+            except Exception as exc:  # noqa: BLE001 - the writer thread never dies
+                self._errors += 1
+                self._message = f"index update failed: {type(exc).__name__}: {exc}; retrying with a rescan"
+                if self._errors >= 3:
+                    self._mode = "down"
+                self._requests.add("rescan")
+                time.sleep(min(5.0, 0.2 * self._errors))
+            finally:
+                self._busy = False
+                with self._idle:
+                    self._idle.notify_all()
+
+    def _step(self) -> None:
+        self._busy = True  # before taking work off the queues: flush() must not see a gap
+        now = time.monotonic()
+        if "rebuild" in self._requests:
+            self._requests.discard("rebuild")
+            self._requests.discard("rescan")
+            self._rebuild_live(self._rebuild_reason or "rebuild requested")
+        due = self._debouncer.take_due(now)
+        rescan = "rescan" in self._requests
+        if due or rescan:
+            self._requests.discard("rescan")
+            self._sync(due, rescan=rescan)
+            self._last_activity = time.monotonic()
+        if now - self._last_supervise >= SUPERVISE_EVERY:
+            self._last_supervise = now
+            self._supervise()
+        gen = self._gen
+        if gen is not None and not self._frozen and not len(self._debouncer):
+            idle_for = time.monotonic() - self._last_activity
+            plan = gen.merge_plan()
+            if plan == "all" and idle_for < IDLE_BEFORE_FULL_MERGE:
+                plan = "small" if gen.segment_count() > MAX_SEGMENTS else None
+            elif plan == "small" and idle_for < IDLE_BEFORE_MERGE and gen.segment_count() <= MAX_SEGMENTS:
+                plan = None
+            if plan is not None:
+                gen.merge(plan)
+                self._after_commit()
+
+    def _sync(self, due: list[tuple[str, bool]], *, rescan: bool) -> None:
+        gen = self._gen
+        if gen is None or self._frozen:
+            return
+        files = [rel for rel, is_dir in due if not is_dir]
+        if rescan or any(is_dir for _, is_dir in due):
+            previous = self._mode
+            self._mode = "rescanning"
+            try:
+                plan = gen.plan_rescan(self.root, extra=files)
+            finally:
+                if self._mode == "rescanning":
+                    self._mode = previous
+            self._commit(plan)
+        else:
+            for start in range(0, len(files), MAX_BATCH):
+                self._commit(gen.plan_paths(self.root, files[start : start + MAX_BATCH]))
+        self._last_sync = time.time()
+
+    def _commit(self, plan: Plan) -> None:
+        gen = self._gen
+        if gen is None or not plan:
+            return
+        gen.apply(plan)
+        self._after_commit()
+        if plan.batch:
+            self._notify(plan.batch)
+
+    def _after_commit(self) -> None:
+        gen = self._gen
+        if gen is None:
+            return
+        self._searcher_stale = True
+        self._pages = len(gen.records)
+        self._manifest = write_manifest(gen.dir, RECIPE, status_day=gen.status_day, pages=len(gen.records))
+
+    def _notify(self, batch: ChangeBatch) -> None:
+        for callback in list(self._subscribers):
+            try:
+                callback(batch)
+            except Exception as exc:  # noqa: BLE001 - a subscriber's bug must not stop indexing
+                self._message = f"a change subscriber failed: {type(exc).__name__}: {exc}"
+
+    def _rebuild_live(self, reason: str) -> None:
+        previous_mode = self._mode
+        self._mode = "rescanning"
+        self._message = f"rebuilding the index: {reason}"
+        report = OpenReport(location=str(self.location))
+        try:
+            self._rebuild(report, None, reason=reason, gate=False)
+            self._message = ""
+        finally:
+            self._mode = previous_mode if previous_mode != "rescanning" else "watching"
+        batch = ChangeBatch(rescanned=True)
+        self._notify(batch)
+
+    def _supervise(self) -> None:
+        # 1. the writer lock is still ours (the index folder may have been deleted)
+        if not self._store.holds_writer():
+            self._store.release_writer()
+            if not self._store.acquire_writer():
+                self._writer = False
+                self._mode = "read-only"
+                self._message = "another memtui took over this index: searching read-only"
+                if self._watcher is not None:
+                    self._watcher.stop()
+                self._stopping = True
+                return
+        # 2. the index files are the ones we wrote
+        gen, manifest = self._gen, self._manifest
+        if gen is not None and manifest is not None and not self._frozen:
+            try:
+                check_files(gen.dir, manifest)
+                if self._store.current() != gen.dir:
+                    raise UntrustedIndex("the index pointer was changed")
+            except UntrustedIndex as exc:
+                self._rebuild_live(str(exc))
+                return
+        # 3. the watcher is alive and saw everything
+        watcher = self._watcher
+        if watcher is None or self._mode == "down":
+            return
+        ok, why = watcher.healthy()
+        if not ok:
+            self._message = f"{why}: restarting it and rescanning"
+            self._start_watcher(polling=watcher.mode == "polling")
+            self._requests.add("rescan")
+            self._wake.set()
+            return
+        if watcher.listener.failed_dirs:
+            count = len(watcher.listener.failed_dirs)
+            self._start_watcher(polling=True)
+            self._message = (
+                f"could not watch {count} folder{'s' if count != 1 else ''} (inotify watch limit?): "
+                "polling every 2 s instead"
+            )
+            self._requests.add("rescan")
+            self._wake.set()
+            return
+        if watcher.listener.overflowed.is_set():
+            watcher.listener.overflowed.clear()
+            self._message = "the change queue overflowed: rescanned the folder"
+            self._requests.add("rescan")
+            self._wake.set()
+        # 4. a day passed: valid_to dates may have expired pages
+        if gen is not None and gen.status_day != today() and not self._requests:
+            self._commit(gen.plan_statuses_only(self.root))

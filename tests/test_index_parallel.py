@@ -1,0 +1,81 @@
+"""The two-process full build gives the same index as the one-process build, and falls back safely."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+
+from memtui.index import IndexService
+from memtui.index import parallel as parallel_mod
+from tests.helpers_index import assert_matches_folder, wait_for
+
+QUERIES = ["public API decision", "Brightline SLA", "deploy*", "status:quarantined pricing", "kind:preference"]
+
+
+def _build(root: Path, index_dir: Path, monkeypatch, *, parallel: bool):
+    monkeypatch.setattr(parallel_mod, "PARALLEL_MIN_PAGES", 1 if parallel else 10**9)
+    svc = IndexService(root, index_dir=index_dir)
+    report = svc.open()
+    return svc, report
+
+
+def test_parallel_and_serial_builds_agree(sample_field: Path, tmp_path: Path, monkeypatch) -> None:
+    if parallel_mod.worker_count() < 2:
+        pytest.skip("one CPU: the build never runs in two processes")
+    serial, _ = _build(sample_field, tmp_path / "serial", monkeypatch, parallel=False)
+    parallel, report = _build(sample_field, tmp_path / "parallel", monkeypatch, parallel=True)
+    try:
+        assert report.rebuilt and not report.notes
+        assert parallel.segment_count() == 2 and serial.segment_count() == 1
+        assert parallel.indexed_inputs() == serial.indexed_inputs()
+        assert parallel.indexed_statuses() == serial.indexed_statuses()
+        for query in QUERIES:
+            expected = [(h.path, round(h.score, 4), h.status, h.snippet) for h in serial.search(query, limit=30)]
+            assert [(h.path, round(h.score, 4), h.status, h.snippet) for h in parallel.search(query, limit=30)] == expected
+        assert_matches_folder(parallel)
+    finally:
+        serial.close()
+        parallel.close()
+
+
+def test_a_failing_helper_falls_back_to_one_process(sample_field: Path, tmp_path: Path, monkeypatch) -> None:
+    if parallel_mod.worker_count() < 2:
+        pytest.skip("one CPU: the build never runs in two processes")
+    monkeypatch.setattr(parallel_mod._Worker, "MODULE", "memtui.index.no_such_helper")
+    svc, report = _build(sample_field, tmp_path / "idx", monkeypatch, parallel=True)
+    try:
+        assert report.rebuilt and any("two-process build failed" in note for note in report.notes)
+        assert svc.segment_count() == 1
+        assert [p.name for p in (tmp_path / "idx").iterdir() if p.name.startswith("gen-")] == [svc.generation_dir.name]
+        assert_matches_folder(svc)
+    finally:
+        svc.close()
+    shutil.rmtree(tmp_path / "idx")
+
+
+def test_the_two_segments_are_merged_when_idle(sample_field: Path, tmp_path: Path, monkeypatch) -> None:
+    if parallel_mod.worker_count() < 2:
+        pytest.skip("one CPU: the build never runs in two processes")
+    from memtui.index import indexer as indexer_mod
+    from memtui.index import service as service_mod
+
+    monkeypatch.setattr(indexer_mod, "PARALLEL_MIN_PAGES", 1)  # merge in a helper process, as at 1,000+ pages
+    monkeypatch.setattr(service_mod, "IDLE_BEFORE_FULL_MERGE", 0.3)
+    svc, _ = _build(sample_field, tmp_path / "idx", monkeypatch, parallel=True)
+    try:
+        assert svc.segment_count() == 2
+        # Whoosh re-quantises field lengths when it merges, so scores move a little; the order holds.
+        before = [h.path for h in svc.search("public API decision", limit=8)]
+        svc.start_watching()
+        assert wait_for(lambda: svc.segment_count() == 1, timeout=30)
+        assert [h.path for h in svc.search("public API decision", limit=8)] == before
+        assert_matches_folder(svc)
+    finally:
+        svc.close()
+    again = IndexService(sample_field, index_dir=tmp_path / "idx")
+    try:
+        assert again.open().up_to_date  # the manifest vouches for the merged files
+    finally:
+        again.close()
