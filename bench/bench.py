@@ -22,8 +22,12 @@ fresh child process, so each size's peak RSS is its own. Measurements:
 5. peak RSS of the child process (and of the largest build helper process: at
    1,000 pages and more a full build runs in two helper processes).
 
-More measurements (the TUI's launch-to-interactive and keystroke-to-repaint) are
-added with ``@measurement`` in the section marked "Extra measurements" below.
+6. the TUI, headless, in fresh processes (``bench/tui_launch.py``): launch to an
+   interactive browse list with no page cache and no index yet (target: 2 s at
+   10,000 pages) and again with both current (target: 1 s), and keystroke-to-
+   repaint while that first launch builds the index.
+
+More measurements are added with ``@measurement``.
 """
 
 from __future__ import annotations
@@ -55,6 +59,8 @@ TARGETS = {
     "warm_open_s": ("< 0.5 s at 10k", lambda v, n: n < 10000 or v < 0.5),
     "change_p95_ms": ("p95 < 300 ms", lambda v, n: v < 300),
     "search_p95_ms": ("p95 < 20 ms", lambda v, n: v < 20),
+    "tui_cold_launch_s": ("< 2 s at 10k", lambda v, n: n < 10000 or v < 2),
+    "tui_warm_launch_s": ("< 1 s at 10k", lambda v, n: n < 10000 or v < 1),
 }
 
 
@@ -207,16 +213,34 @@ def measure_live(ctx: BenchContext) -> dict:
     }
 
 
-# ---------------------------------------------------------------------- Extra measurements
-# The lead adds TUI measurements here, e.g.:
-#
-#   @measurement("tui launch")
-#   def measure_tui_launch(ctx: BenchContext) -> dict:
-#       ...  # start the app on ctx.field, wait until it is interactive
-#       return {"tui_launch_s": seconds}
-#
-# and adds a row for each new metric to ROWS below. Every registered function
-# runs in the child process for each size, after the ones above.
+# ---------------------------------------------------------------------- the TUI
+def _launch_tui(ctx: BenchContext, xdg: Path, *, keys: int) -> dict:
+    """Start the app headless in a fresh process (bench/tui_launch.py); seconds from spawn."""
+    command = [sys.executable, str(HERE / "tui_launch.py"), str(ctx.field), "--xdg", str(xdg),
+               "--index", "--keys", str(keys), "--expected", str(len(ctx.pages))]
+    spawned = time.time()
+    done = subprocess.run(command, capture_output=True, text=True, check=True, timeout=600)
+    result = json.loads(done.stdout.strip().splitlines()[-1])
+    result["launch_s"] = result["interactive_epoch"] - spawned
+    return result
+
+
+@measurement("tui launch")
+def measure_tui(ctx: BenchContext) -> dict:
+    """Launch to an interactive browse list with no cache or index yet, then again with both
+    current; keystroke-to-repaint while the first launch builds the index."""
+    xdg = ctx.work / "tui-xdg"
+    cold = _launch_tui(ctx, xdg, keys=40)
+    warm = _launch_tui(ctx, xdg, keys=0)
+    keys = cold.get("key_latencies_ms", [])
+    return {
+        "tui_cold_launch_s": cold["launch_s"],
+        "tui_cold_index_ready_s": cold.get("index_ready_s"),
+        "tui_keys_during_build": cold.get("keys_during_build"),
+        "tui_key_p50_ms": percentile(keys, 0.5) if keys else None,
+        "tui_key_p95_ms": percentile(keys, 0.95) if keys else None,
+        "tui_warm_launch_s": warm["launch_s"],
+    }
 
 
 # ---------------------------------------------------------------------- running
@@ -268,6 +292,12 @@ ROWS = [
     ("search_p95_ms", "search latency p95 (ms)", "{:.1f}", "search_p95_ms"),
     ("segments_after_changes", "segments after the changes", "{:.0f}", ""),
     ("segments_when_searching", "segments when searching (merged)", "{:.0f}", ""),
+    ("tui_cold_launch_s", "TUI launch, no cache or index (s)", "{:.2f}", "tui_cold_launch_s"),
+    ("tui_cold_index_ready_s", "  index built in the TUI by (s)", "{:.1f}", ""),
+    ("tui_warm_launch_s", "TUI launch, everything current (s)", "{:.2f}", "tui_warm_launch_s"),
+    ("tui_key_p50_ms", "keystroke to repaint p50, index building (ms)", "{:.1f}", ""),
+    ("tui_key_p95_ms", "keystroke to repaint p95, index building (ms)", "{:.1f}", ""),
+    ("tui_keys_during_build", "  keys sent while the index built", "{:.0f}", ""),
     ("peak_rss_mb", "peak RSS (MB)", "{:.0f}", ""),
     ("helper_peak_rss_mb", "  peak RSS of a build helper (MB)", "{:.0f}", ""),
 ]

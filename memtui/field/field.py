@@ -155,8 +155,11 @@ class Field:
         use_cache: bool = True,
         readonly: bool = False,
         source: Path | None = None,
+        scanned: tuple[list[ScanEntry], list[ScanProblem]] | None = None,
     ) -> tuple[Field, list[ScanEntry]]:
         """First half of a load: scan, and take every unchanged page from the cache.
+
+        ``scanned`` is the result of a ``scan(root)`` the caller already made.
 
         Returns the field and the entries still to read (with ``read_entries``,
         possibly on another thread, then ``add_pages`` on the field's own thread).
@@ -173,7 +176,7 @@ class Field:
         if cache_dir is None:
             cache_dir = locations.default_cache_dir(path, readonly=readonly, source=source)
         field.cache_dir = cache_dir
-        entries, field.scan_problems = scan(path)
+        entries, field.scan_problems = scanned if scanned is not None else scan(path)
         cached = field._read_cache() if use_cache else {}
         pending: list[ScanEntry] = []
         for entry in entries:
@@ -476,11 +479,15 @@ def open_field(
 
 
 def open_field_cached(
-    path: str | os.PathLike[str], *, cache_dir: Path | None = None, use_cache: bool = True
+    path: str | os.PathLike[str],
+    *,
+    cache_dir: Path | None = None,
+    use_cache: bool = True,
+    scanned: tuple[list[ScanEntry], list[ScanProblem]] | None = None,
 ) -> tuple[Field, list[ScanEntry]]:
     """Like ``open_field``, but stop after the cached pages (see ``Field.open_cached``)."""
     p = Path(path)
     root = _zip_root(p)
     if root is not None:
         return Field.open_cached(root, cache_dir=cache_dir, use_cache=use_cache, readonly=True, source=p)
-    return Field.open_cached(p, cache_dir=cache_dir, use_cache=use_cache)
+    return Field.open_cached(p, cache_dir=cache_dir, use_cache=use_cache, scanned=scanned)

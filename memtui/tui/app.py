@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import datetime as _dt
+import threading
 import time
 from pathlib import Path
 from typing import Any
@@ -22,13 +23,15 @@ from textual.signal import Signal
 from textual.worker import get_current_worker
 
 from memtui.field.errors import MemtuiError
-from memtui.field.field import Field, open_field_cached
+from memtui.field.field import Field, open_field_cached, scan
+from memtui.field.locations import default_cache_dir
 from memtui.resources import themes_dir
 from memtui.tui import safe
 from memtui.tui.commands import ActionsProvider, PagesProvider
 from memtui.tui.events import FieldEvent, LoadProgress
 from memtui.field.history import CURRENT
-from memtui.tui.model import Analysis, PageRow, analyse, make_row, quick_rows
+from memtui.tui import row_cache
+from memtui.tui.model import PENDING, Analysis, PageRow, analyse, make_row, quick_rows
 from memtui.tui.screens.browse import BrowseScreen
 from memtui.tui.screens.overview import OverviewScreen
 from memtui.tui.screens.proposals import ProposalsScreen
@@ -39,6 +42,23 @@ from memtui.tui.themes import load_themes, tag_colours
 
 
 LOAD_BATCH = 1000
+
+
+class _EarlyScan(threading.Thread):
+    """The folder scan and the cached rows, started before the UI is up."""
+
+    def __init__(self, root: Path) -> None:
+        super().__init__(name="memtui early scan", daemon=True)
+        self.root = root
+        self.result: tuple = (None, None)
+        self.start()
+
+    def run(self) -> None:
+        try:
+            scanned = scan(self.root)
+            self.result = (scanned, row_cache.load_rows(default_cache_dir(self.root), scanned[0]))
+        except OSError:
+            self.result = (None, None)
 
 
 class MemtuiApp(App):
@@ -102,6 +122,8 @@ class MemtuiApp(App):
         self._analysis_pending = False
         super().__init__()
         self.field_signal: Signal[FieldEvent] = Signal(self, "field")
+        # Scan the folder while Textual starts up (file system calls release the GIL).
+        self._early = _EarlyScan(self.field_path) if self.field_path.is_dir() else None
         self.sub_title = safe.line(self.field_path.resolve().name or str(self.field_path)).plain
 
     # ------------------------------------------------------------------ start
@@ -139,8 +161,15 @@ class MemtuiApp(App):
     def load_field(self) -> None:
         """Show cached pages at once, then read the rest in batches (the list fills in)."""
         worker = get_current_worker()
+        scanned = None
+        if self._early is not None:
+            # The list as it was last shown, for every page unchanged since: at once.
+            self._early.join()
+            scanned, preview = self._early.result
+            if preview is not None:
+                self.call_from_thread(self._rows_preview, preview)
         try:
-            loaded, pending = open_field_cached(self.field_path)
+            loaded, pending = open_field_cached(self.field_path, scanned=scanned)
         except MemtuiError as exc:
             self.call_from_thread(self._load_failed, exc)
             return
@@ -157,9 +186,18 @@ class MemtuiApp(App):
             self.call_from_thread(self._pages_read, batch, batch_rows)
         self.call_from_thread(self._field_loaded)
 
+    def _rows_preview(self, rows: dict[str, PageRow]) -> None:
+        if self.field is None:
+            self.rows = rows
+            self.field_signal.publish(FieldEvent("preview"))
+
     def _field_opened(self, loaded: Field, pending: list[str], rows: dict[str, PageRow]) -> None:
         self.field = loaded
         self.pending_paths = set(pending)
+        # Keep the previous analysis' rows (badges, statuses) for unchanged pages until the new one is done.
+        for path, row in self.rows.items():
+            if row.trust != PENDING and path in rows and rows[path].trust != PENDING:
+                rows[path] = row
         self.rows = rows
         self.load_progress = LoadProgress("reading pages", 0, len(pending)) if pending else LoadProgress("loaded")
         self.field_signal.publish(FieldEvent("loaded"))
@@ -187,6 +225,13 @@ class MemtuiApp(App):
         else:
             self.index_ready.set()
         self.field_signal.publish(FieldEvent("loaded"))
+
+    @work(thread=True, group="cache", name="save row cache")
+    def save_rows(self, result: Analysis) -> None:
+        snapshot = result.field
+        if getattr(snapshot, "cache_dir", None) is not None:
+            stats = {path: (info.size, info.mtime_ns) for path, info in snapshot.pages.items()}
+            row_cache.save_rows(snapshot.cache_dir, result.rows, stats)
 
     @work(thread=True, group="cache", name="save page cache")
     def save_page_cache(self, snapshot: Field) -> None:
@@ -233,6 +278,7 @@ class MemtuiApp(App):
         self._analysis_pending = False
         self.analysis = result
         self.rows = dict(result.rows)
+        self.save_rows(result)
         if self.field is not None and result.generation != self.field.generation:
             # The field changed while we were busy: patch those rows now, analyse again.
             for path in self._changed_since_snapshot:
@@ -390,7 +436,10 @@ class MemtuiApp(App):
     def open_page(self, path: str, *, line: int | None = None) -> None:
         from memtui.tui.screens.page import PageScreen
 
-        if self.field is None or path not in self.field.pages:
+        if self.field is None or path in self.pending_paths:
+            safe.notify(self, f"{path} is still being read; try again in a moment", timeout=3)
+            return
+        if path not in self.field.pages:
             safe.notify(self, f"no such page: {path}", severity="warning")
             return
         self.push_screen(PageScreen(path, line=line))

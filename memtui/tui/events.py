@@ -9,7 +9,8 @@ from dataclasses import dataclass, field
 class FieldEvent:
     """Published on ``app.field_signal``.
 
-    kind: "progress" (loading), "loaded", "analysed", "changed" (pages on disk),
+    kind: "progress" (loading), "preview" (the list as last shown, before loading),
+    "loaded", "analysed", "changed" (pages on disk),
     "index" (index or watcher state), "theme", "error" (the field could not load).
     """
 

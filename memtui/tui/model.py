@@ -104,21 +104,27 @@ def row_cells(row: PageRow) -> tuple[tuple[str, str], ...]:
     badge_style = BADGES[states[0]][2] if states else "success"
     return (
         (" ".join(parts) if parts else "✓ ok", badge_style),
-        (one_line(row.title), ""),
-        (one_line(row.kind), "dim"),
-        (one_line(row.subject), ""),
-        (row.updated, "dim"),
-        (one_line(row.path), "dim"),
+        (_safe(row.title), ""),
+        (_safe(row.kind), "dim"),
+        (_safe(row.subject), ""),
+        (_safe(row.updated), "dim"),
+        (_safe(row.path), "dim"),
     )
 
 
-def _with_cells(row: PageRow) -> PageRow:
+def _safe(text: str) -> str:
+    """One line of untrusted text; printable text (the usual case) is returned as is, fast."""
+    return text if text.isprintable() else one_line(text)
+
+
+def make_cells(row: PageRow) -> PageRow:
+    """Fill in the row's display cells (done once, off the UI thread)."""
     object.__setattr__(row, "cells", row_cells(row))
     return row
 
 
 def make_row(info, status: str, findings: list[Finding], proposals: int) -> PageRow:
-    return _with_cells(PageRow(
+    return make_cells(PageRow(
         path=info.path,
         title=info.title,
         kind=info.kind or "",
@@ -228,7 +234,7 @@ def daily_series(per_day: Counter[str], days: int = 365) -> list[tuple[str, int]
 def pending_row(path: str) -> PageRow:
     """A page found by the scan but not read yet (first load of a big field)."""
     stem = path.rsplit("/", 1)[-1][:-3] if path.endswith(".md") else path
-    return _with_cells(PageRow(path, stem, "", "", "", PENDING, CURRENT, 0, 0, 0))
+    return make_cells(PageRow(path, stem, "", "", "", PENDING, CURRENT, 0, 0, 0))
 
 
 def quick_rows(pages: dict, pending: list[str] = ()) -> dict[str, PageRow]:

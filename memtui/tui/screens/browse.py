@@ -96,11 +96,17 @@ class BrowseScreen(Screen):
         return Content(f"{glyph} {word}" + (f" {count:,}" if count is not None else ""))
 
     def _on_field(self, event: FieldEvent) -> None:
-        if event.kind in ("loaded", "analysed", "changed", "theme", "error"):
+        if event.kind in ("preview", "loaded", "analysed", "changed", "theme", "error"):
             self._schedule_reload()
 
     def _schedule_reload(self) -> None:
-        """Coalesce bursts of events (a first load, an agent writing many pages) into one refill."""
+        """Coalesce bursts of events (a first load, an agent writing many pages) into one refill.
+
+        The first fill is immediate: nothing is on screen yet to coalesce with.
+        """
+        if not self.rows:
+            self._reload()
+            return
         if self._reload_timer is None:
             self._reload_timer = self.set_timer(RELOAD_DELAY, self._timed_reload)
 
