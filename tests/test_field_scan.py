@@ -185,6 +185,9 @@ def test_an_explicit_cache_dir_is_used_instead_of_the_field(tmp_path):
         b'{"schema": 4, "version": "0.1.0", "pages": {"a.md": {"size": 4, "mtime_ns": 1, "bogus": 1}}}',
         b'{"schema": 4, "version": "0.1.0", "pages": {"a.md": {"path": "a.md", "size": 4, "meta": []}}}',
         b"\xff\xfe\x00",
+        b'{"schema": 5, "version": "0.1.0"}\n{"path": "a.md", "size": 4, "meta": []}\n',
+        b'{"schema": 5, "version": "0.1.0"}\n{"path": "a.md", "size": 4, \n',
+        b'{"schema": 5, "version": "0.1.0"}\nnot json\n',
     ],
 )
 def test_a_damaged_cache_is_ignored_and_rewritten(tmp_path, content):
@@ -195,7 +198,7 @@ def test_a_damaged_cache_is_ignored_and_rewritten(tmp_path, content):
     cache.write_bytes(content)
     field = Field.load(root)
     assert field.pages["a.md"].title == "A"
-    assert json.loads(cache.read_text())["schema"] == field_mod.CACHE_SCHEMA
+    assert json.loads(cache.read_text().splitlines()[0])["schema"] == field_mod.CACHE_SCHEMA
 
 
 @pytest.mark.parametrize(
@@ -212,10 +215,10 @@ def test_a_cache_entry_with_matching_stat_but_wrong_shape_is_reread(tmp_path, ba
     _age(root)
     st = (root / "a.md").stat()
     entry = {"size": st.st_size, "mtime_ns": st.st_mtime_ns, "path": "a.md", "sha256": "x", "meta": {}, **bad}
-    payload = {"schema": field_mod.CACHE_SCHEMA, "version": "0.1.0", "pages": {"a.md": entry}}
+    header = {"schema": field_mod.CACHE_SCHEMA, "version": "0.1.0"}
     cache = default_cache_dir(root) / "pages.json"
     cache.parent.mkdir(parents=True, exist_ok=True)
-    cache.write_text(json.dumps(payload))
+    cache.write_text(json.dumps(header) + "\n" + json.dumps(entry) + "\n")
     info = Field.load(root).pages["a.md"]
     assert info.title == "A" and info.sha256 != "x"
 

@@ -21,7 +21,7 @@ from memtui.field import locations, trust
 from memtui.field.errors import FieldNotFoundError
 from memtui.field.page import PageInfo, read_page
 
-CACHE_SCHEMA = 4
+CACHE_SCHEMA = 5
 CACHE_FILE = "pages.json"
 READ_BATCH = 500
 # A page modified this close before memtui read it may be modified again within the same
@@ -226,15 +226,28 @@ class Field:
         return self.cache_dir / CACHE_FILE
 
     def _read_cache(self) -> dict[str, dict]:
+        """The page cache: a header line, then one JSON line per page.
+
+        One line at a time (not one 10 MB ``json.loads``, which would hold the
+        GIL for its whole run and freeze a user interface on another thread).
+        """
+        pages: dict[str, dict] = {}
         try:
             with open(self._cache_path(), encoding="utf-8") as handle:
-                data = json.load(handle)
+                header = json.loads(handle.readline() or "null")
+                if (
+                    not isinstance(header, dict)
+                    or header.get("schema") != CACHE_SCHEMA
+                    or header.get("version") != __version__
+                ):
+                    return {}
+                for line in handle:
+                    entry = json.loads(line)
+                    if isinstance(entry, dict) and isinstance(entry.get("path"), str):
+                        pages[entry["path"]] = entry
         except (OSError, ValueError):
             return {}
-        if not isinstance(data, dict) or data.get("schema") != CACHE_SCHEMA or data.get("version") != __version__:
-            return {}
-        pages = data.get("pages")
-        return pages if isinstance(pages, dict) else {}
+        return pages
 
     def save_cache(self) -> None:
         """Write the page cache (best effort: the cache is disposable)."""
@@ -242,13 +255,14 @@ class Field:
             return
         from memtui.field.safe_write import write_internal_file
 
-        payload = {
-            "schema": CACHE_SCHEMA,
-            "version": __version__,
-            "pages": {path: info.to_json() for path, info in self.pages.items() if not self._is_racy(info)},
-        }
+        lines = [json.dumps({"schema": CACHE_SCHEMA, "version": __version__})]
+        lines.extend(
+            json.dumps(info.to_json(), separators=(",", ":"))
+            for info in self.pages.values()
+            if not self._is_racy(info)
+        )
         try:
-            write_internal_file(self._cache_path(), json.dumps(payload, separators=(",", ":")).encode())
+            write_internal_file(self._cache_path(), ("\n".join(lines) + "\n").encode())
         except OSError:
             pass
 

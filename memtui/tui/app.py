@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import datetime as _dt
+import importlib
 import threading
 import time
 from pathlib import Path
@@ -33,10 +34,6 @@ from memtui.field.history import CURRENT
 from memtui.tui import row_cache
 from memtui.tui.model import PENDING, Analysis, PageRow, analyse, make_row, quick_rows
 from memtui.tui.screens.browse import BrowseScreen
-from memtui.tui.screens.overview import OverviewScreen
-from memtui.tui.screens.proposals import ProposalsScreen
-from memtui.tui.screens.quarantine import QuarantineScreen
-from memtui.tui.screens.search import SearchScreen
 from memtui.tui.settings import Settings
 from memtui.tui.themes import load_themes, tag_colours
 
@@ -69,12 +66,13 @@ class MemtuiApp(App):
     COMMANDS = App.COMMANDS | {PagesProvider, ActionsProvider}
     ENABLE_COMMAND_PALETTE = True
 
+    # Screens other than browse are imported when first opened (start-up time).
     MODES = {
         "browse": BrowseScreen,
-        "search": SearchScreen,
-        "overview": OverviewScreen,
-        "quarantine": QuarantineScreen,
-        "proposals": ProposalsScreen,
+        "search": lambda: _screen("search", "SearchScreen"),
+        "overview": lambda: _screen("overview", "OverviewScreen"),
+        "quarantine": lambda: _screen("quarantine", "QuarantineScreen"),
+        "proposals": lambda: _screen("proposals", "ProposalsScreen"),
     }
     DEFAULT_MODE = "browse"
 
@@ -512,6 +510,10 @@ class MemtuiApp(App):
                 self.index.close()
             except Exception:
                 pass
+
+
+def _screen(module: str, name: str):
+    return getattr(importlib.import_module(f"memtui.tui.screens.{module}"), name)()
 
 
 def _is_colour(value: str) -> bool:
