@@ -395,7 +395,7 @@ def _value_text(value) -> Text:
     if isinstance(value, list):
         if not value:
             return Text("[]", style="dim")
-        return Text("\n".join(f"• {one_line(_scalar(v), 200)}" for v in value))
+        return Text("\n".join(one_line(_scalar(v), 200) for v in value))  # one item per line
     if isinstance(value, dict):
         return Text("\n".join(f"{one_line(str(k), 30)}: {one_line(_scalar(v), 160)}" for k, v in value.items()))
     if value is None:

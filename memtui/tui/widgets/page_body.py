@@ -147,21 +147,21 @@ def render_raw(data: bytes, *, limit: int = 512 * 1024) -> Text:
     return text
 
 
-def tag_legend(colours: dict[str, str], counts: dict[str, int] | None = None) -> Text:
-    legend = Text()
+def tag_legend(colours: dict[str, str], counts: dict[str, int] | None = None) -> Table:
+    """The four source tags, what each means, and how many lines of this page carry it."""
     meanings = {
         "stated": "the user said it",
         "observed": "seen in a tool result, file or log",
         "inferred": "the agent's conclusion",
         "suggested": "the agent's idea, never committed to",
     }
+    legend = Table.grid(padding=(0, 1))
+    legend.add_column(no_wrap=True)
+    legend.add_column(justify="right", no_wrap=True)
+    legend.add_column(style="dim")
     for tag, meaning in meanings.items():
-        legend.append(f"[{tag}]", style=f"bold {colours.get(tag, '')}")
-        if counts is not None:
-            legend.append(f" {counts.get(tag, 0):>3}", style="bold")
-        legend.append(f"  {meaning}\n", style="dim")
-    legend.append("!", style=colours.get("warning", ""))
-    legend.append(" claim without a tag   ", style="dim")
-    legend.append("~", style="dim")
-    legend.append(" superseded history line", style="dim")
+        count = "" if counts is None else str(counts.get(tag, 0))
+        legend.add_row(Text(f"[{tag}]", style=f"bold {colours.get(tag, '')}"), Text(count, style="bold"), meaning)
+    legend.add_row(Text("!", style=colours.get("warning", "")), "", "claim line without a tag")
+    legend.add_row(Text("~", style="dim"), "", "superseded history line")
     return legend

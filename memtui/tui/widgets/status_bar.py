@@ -50,8 +50,8 @@ def describe_sync(app) -> str:
         return "never synced"
     seconds = max(0, int(time.time() - last))
     if seconds < 60:
-        return f"synced {seconds}s ago"
-    return f"synced {time.strftime('%H:%M:%S', time.localtime(last))}"
+        return f"last update {seconds}s ago"
+    return f"last update {time.strftime('%H:%M:%S', time.localtime(last))}"
 
 
 class StatusBar(Horizontal):
