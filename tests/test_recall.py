@@ -57,13 +57,13 @@ def test_cli_k_overrides_the_file(sample_field: Path, capsys) -> None:
 @pytest.mark.parametrize(
     ("text", "message"),
     [
-        ("questions: [", "not valid YAML"),
-        ("just a string", "no 'questions' list"),
+        ("questions: [", "YAML does not parse"),
+        ("just a string", "not a mapping"),
         ("questions:\n  - expect: [a.md]\n", "has no 'question' text"),
         ("questions:\n  - question: q\n    expect: {a: 1}\n", "'expect' must be a list"),
         ("min_recall: 2\nquestions: []\n", "min_recall"),
         ("k: 0\nquestions: []\n", "k in"),
-        ("questions:\n  - &a {question: q}\n  - *a\n", "questions"),
+        ("questions:\n  - &a {question: q}\n  - *a\n", "aliases are not accepted"),
     ],
 )
 def test_a_malformed_golden_file_is_a_clear_error(tmp_path: Path, text: str, message: str, sample_field, capsys) -> None:

@@ -139,18 +139,25 @@ def normalise(value: Any) -> Any:
     return str(value)
 
 
-def parse_yaml_mapping(raw: str, first_line: int = 1) -> dict[str, Any]:
-    """Parse frontmatter text into a JSON-safe dict, or raise ``FrontmatterError``."""
+def parse_yaml_mapping(
+    raw: str, first_line: int = 1, *, what: str = "frontmatter", max_bytes: int = MAX_FRONTMATTER_BYTES
+) -> dict[str, Any]:
+    """Parse YAML text into a JSON-safe dict, or raise ``FrontmatterError``.
+
+    The one way memtui reads YAML it did not write (frontmatter, proposal
+    manifests, golden files): a safe loader, aliases refused, a size cap.
+    ``what`` names the text in error messages.
+    """
     size = len(raw.encode("utf-8", "surrogateescape"))
-    if size > MAX_FRONTMATTER_BYTES:
+    if size > max_bytes:
         raise FrontmatterError(
-            f"frontmatter is {size:,} bytes, over the {MAX_FRONTMATTER_BYTES // 1024} KB limit",
-            "move long content into the page body",
+            f"{what} is {size:,} bytes, over the {max_bytes // 1024} KB limit",
+            "move long content into the page body" if what == "frontmatter" else "split it",
             line=first_line,
         )
     if _SURROGATE_RE.search(raw):
         raise FrontmatterError(
-            "frontmatter contains bytes that are not valid UTF-8",
+            f"{what} contains bytes that are not valid UTF-8",
             "re-save the page as UTF-8",
             line=first_line,
         )
@@ -170,17 +177,17 @@ def parse_yaml_mapping(raw: str, first_line: int = 1) -> dict[str, Any]:
         context = getattr(exc, "context", None)
         message = f"{context}, {problem}" if context else str(problem)
         raise FrontmatterError(
-            f"frontmatter YAML does not parse: {message}", "fix the YAML syntax on that line", line=line
+            f"{what} YAML does not parse: {message}", "fix the YAML syntax on that line", line=line
         ) from None
     except (ValueError, TypeError, OverflowError, RecursionError) as exc:
         raise FrontmatterError(
-            f"frontmatter YAML has a value that cannot be read: {exc}", "fix the value", line=first_line
+            f"{what} YAML has a value that cannot be read: {exc}", "fix the value", line=first_line
         ) from None
     if data is None:
         return {}
     if not isinstance(data, dict):
         raise FrontmatterError(
-            f"frontmatter is a YAML {type(data).__name__}, not a mapping of keys to values",
+            f"{what} is a YAML {type(data).__name__}, not a mapping of keys to values",
             "write frontmatter as 'key: value' lines",
             line=first_line,
         )

@@ -20,20 +20,15 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-import yaml
 
+from memtui.field.errors import FrontmatterError
+from memtui.field.frontmatter import parse_yaml_mapping
 from memtui.index.errors import GoldenFileError
 from memtui.index.model import SearchHit
 
 GOLDEN_FILE = "golden.yaml"
 DEFAULT_K = 5
 MAX_GOLDEN_BYTES = 1024 * 1024
-
-try:
-    _Loader: type = yaml.CSafeLoader
-except AttributeError:  # pragma: no cover
-    _Loader = yaml.SafeLoader
-
 
 @dataclass(slots=True)
 class GoldenQuestion:
@@ -104,9 +99,12 @@ def load_golden(path: Path) -> GoldenFile:
     if len(data) > MAX_GOLDEN_BYTES:
         raise GoldenFileError(f"{path.name} is over {MAX_GOLDEN_BYTES // 1024} KB", "split it") from None
     try:
-        doc = yaml.load(data.decode("utf-8"), Loader=_Loader)
-    except (yaml.YAMLError, UnicodeDecodeError) as exc:
-        raise GoldenFileError(f"{path.name} is not valid YAML: {exc}", "fix the YAML") from None
+        doc = parse_yaml_mapping(data.decode("utf-8"), what=path.name, max_bytes=MAX_GOLDEN_BYTES)
+    except UnicodeDecodeError:
+        raise GoldenFileError(f"{path.name} is not UTF-8 text", "save it as UTF-8") from None
+    except FrontmatterError as exc:
+        where = f" (line {exc.line})" if exc.line else ""
+        raise GoldenFileError(f"{exc.message}{where}", exc.hint) from None
     hint = "expected: questions: [{question: ..., expect: [page.md, ...]}, ...]"
     if not isinstance(doc, dict) or not isinstance(doc.get("questions"), list):
         raise GoldenFileError(f"{path.name} has no 'questions' list", hint)

@@ -497,7 +497,7 @@ class MemtuiApp(App):
         self.settings.commit_after_save = not self.settings.commit_after_save
         self.settings.save()
         state = "on" if self.settings.commit_after_save else "off"
-        self.notify(f"git commit after save: {state}", timeout=3)
+        self.notify(f"git commit after save: {state}", timeout=3, markup=False)
 
     def open_history(self, target: str) -> None:
         from memtui.tui.screens.history import HistoryScreen

@@ -218,7 +218,7 @@ class BrowseScreen(Screen):
         self.sort = SORTS[(SORTS.index(self.sort) + 1) % len(SORTS)]
         self.reverse = self.sort == "updated"
         self._fill()
-        self.notify(f"sorted by {self.sort}", timeout=1.5)
+        self.notify(f"sorted by {self.sort}", timeout=1.5, markup=False)
 
     def action_reverse_sort(self) -> None:
         self.reverse = not self.reverse

@@ -29,31 +29,26 @@ def bar(value: int, total: int, width: int = BAR_WIDTH) -> str:
 class OverviewScreen(Screen):
     BINDINGS = [Binding("escape", "app.switch_mode('browse')", "Back")]
 
+    PANELS = [
+        ("Pages", "ov-pages"),
+        ("Findings by rule", "ov-findings"),
+        ("Source tags", "ov-tags"),
+        ("Pages written per day", "ov-days"),
+        ("MEMORY.md", "ov-memory"),
+        ("Index and watcher", "ov-index"),
+        ("Proposals", "ov-proposals"),
+    ]
+
     def compose(self) -> ComposeResult:
         yield Header()
         with Grid(id="overview-grid"):
-            with Vertical(classes="panel"):
-                yield Static("Pages", classes="panel-title")
-                yield Static(id="ov-pages")
-            with Vertical(classes="panel"):
-                yield Static("Findings by rule", classes="panel-title")
-                yield Static(id="ov-findings")
-            with Vertical(classes="panel"):
-                yield Static("Source tags", classes="panel-title")
-                yield Static(id="ov-tags")
-            with Vertical(classes="panel"):
-                yield Static("Pages written per day", classes="panel-title")
-                yield Sparkline([], id="ov-sparkline")
-                yield Static(id="ov-days")
-            with Vertical(classes="panel"):
-                yield Static("MEMORY.md", classes="panel-title")
-                yield Static(id="ov-memory")
-            with Vertical(classes="panel"):
-                yield Static("Index and watcher", classes="panel-title")
-                yield Static(id="ov-index")
-            with Vertical(classes="panel"):
-                yield Static("Proposals", classes="panel-title")
-                yield Static(id="ov-proposals")
+            for title, widget_id in self.PANELS:
+                panel = Vertical(classes="panel")
+                panel.border_title = title
+                with panel:
+                    if widget_id == "ov-days":
+                        yield Sparkline([], id="ov-sparkline")
+                    yield Static(id=widget_id)
         yield StatusBar()
         yield Footer()
 
@@ -142,7 +137,8 @@ class OverviewScreen(Screen):
     def _render_days(self, analysis) -> None:
         series = analysis.per_day
         sparkline = self.query_one("#ov-sparkline", Sparkline)
-        sparkline.data = [count for _, count in series] or [0]
+        sparkline.data = [count for _, count in series]
+        sparkline.display = bool(series)  # an empty sparkline would draw as full bars
         label = self.query_one("#ov-days", Static)
         if series:
             busiest = max(series, key=lambda item: item[1])

@@ -1,7 +1,7 @@
 """A fast list of pages: a Line API widget that renders only the rows on screen.
 
-10,000 rows fill instantly (a ``ListView`` with one widget per row took 47 s;
-this keeps rows as plain data). Live updates replace row data by key, so the
+10,000 rows fill instantly (a list view that mounts one widget per row took
+47 s; this keeps rows as plain data). Live updates replace row data by key, so the
 cursor stays on the same page and the scroll position does not jump.
 """
 
