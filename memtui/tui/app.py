@@ -26,6 +26,7 @@ from textual.worker import get_current_worker
 from memtui.field.errors import MemtuiError
 from memtui.field.field import Field, open_field_cached, scan
 from memtui.field.locations import default_cache_dir
+from memtui.index.model import ChangeBatch
 from memtui.resources import themes_dir
 from memtui.tui import safe
 from memtui.tui.commands import ActionsProvider, PagesProvider
@@ -361,20 +362,20 @@ class MemtuiApp(App):
         except RuntimeError:
             pass  # the app is shutting down
 
-    def apply_changes(self, batch) -> None:
+    def apply_changes(self, batch: ChangeBatch) -> None:
         """Bring ``app.field`` in line with what changed on disk and tell the screens."""
         if self.field is None:
             return
         changed: list[str] = []
         removed: list[str] = []
-        if getattr(batch, "rescanned", False):
+        if batch.rescanned:
             result = self.field.rescan()
             changed = result["added"] + result["changed"]
             removed = result["removed"]
         else:
             paths = list(batch.added) + list(batch.changed)
-            paths += [new for _, new in getattr(batch, "moved", [])]
-            gone = list(batch.removed) + [old for old, _ in getattr(batch, "moved", [])]
+            paths += [new for _, new in batch.moved]
+            gone = list(batch.removed) + [old for old, _ in batch.moved]
             for path in dict.fromkeys(paths):
                 outcome = self.field.refresh_page(path)
                 if outcome in ("added", "changed"):
@@ -405,19 +406,16 @@ class MemtuiApp(App):
             parts.append(f"removed: {shown}")
         safe.notify(self, "; ".join(parts), title="changed on disk", timeout=4)
 
+    def rescan_field(self) -> None:
+        """Bring the field in line with the disk after memtui itself moved pages around."""
+        self.apply_changes(ChangeBatch(rescanned=True))
+
     def reload_paths(self, paths: list[str]) -> None:
         """Re-read pages memtui itself just wrote (the watcher will confirm later)."""
         if self.field is None:
             return
 
-        class _Batch:
-            added: list[str] = []
-            changed = paths
-            removed: list[str] = []
-            moved: list[tuple[str, str]] = []
-            rescanned = False
-
-        self.apply_changes(_Batch())
+        self.apply_changes(ChangeBatch(changed=list(paths)))
 
     # ------------------------------------------------------------------ actions
     def action_open_search(self) -> None:
@@ -467,10 +465,7 @@ class MemtuiApp(App):
         if self.field is None:
             return
 
-        class _Batch:
-            rescanned = True
-
-        self.apply_changes(_Batch())
+        self.rescan_field()
         self.notify("folder rescanned", timeout=2)
 
     def action_rebuild_index(self) -> None:

@@ -353,9 +353,6 @@ class ProposalsScreen(Screen):
     def _after_decision(self) -> None:
         self.review = None
 
-        class _Batch:
-            rescanned = True
-
-        self.app.apply_changes(_Batch())
+        self.app.rescan_field()
         self.app.request_analysis()
         self.refresh_queue()

@@ -243,10 +243,7 @@ class QuarantineScreen(Screen):
 
     # ------------------------------------------------------------------ decisions
     def _refresh_after(self, paths: list[str]) -> None:
-        class _Batch:
-            rescanned = True
-
-        self.app.apply_changes(_Batch())
+        self.app.rescan_field()
         self.refresh_queue()
 
     def action_approve(self) -> None:
