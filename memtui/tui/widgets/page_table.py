@@ -31,6 +31,9 @@ class Column:
     weight: int = 1
 
 
+GUTTER = 1
+CURSOR_MARK = "▶"
+
 # A cell is text plus an optional style name resolved per theme. Cell text must
 # already be safe for one line: build it with memtui.field.textsafety.one_line.
 Cell = tuple[str, str]
@@ -154,6 +157,7 @@ class PageTable(ScrollView, can_focus=True):
 
     # ------------------------------------------------------------------ layout
     def _compute_widths(self, total: int) -> list[int]:
+        total -= GUTTER  # the cursor marker column
         fixed = sum(c.width for c in self.columns if c.width) + len(self.columns)  # one space per column
         flex = [c for c in self.columns if not c.width]
         remaining = max(total - fixed, 0)
@@ -182,8 +186,9 @@ class PageTable(ScrollView, can_focus=True):
             return Style()
         return self.get_component_rich_style(f"page-table--{name}", partial=True)
 
-    def _render_cells(self, cells: Sequence[Cell], base: Style) -> list[Segment]:
-        segments: list[Segment] = []
+    def _render_cells(self, cells: Sequence[Cell], base: Style, *, marker: str = " ") -> list[Segment]:
+        # A glyph marks the cursor row, so it is visible without colour (NO_COLOR, monochrome).
+        segments: list[Segment] = [Segment(marker, base + Style(bold=True))]
         widths = self._widths or self._compute_widths(self.size.width)
         for (text, style_name), width in zip(cells, widths):
             shown = text if cell_len(text) == width else set_cell_size(text, width)
@@ -213,7 +218,8 @@ class PageTable(ScrollView, can_focus=True):
         style = base
         if row_index == self.cursor:
             style = base + self._style("cursor")
-        strip = Strip(self._render_cells(self._cells[key], style))
+        marker = CURSOR_MARK if row_index == self.cursor else " "
+        strip = Strip(self._render_cells(self._cells[key], style, marker=marker))
         return strip.adjust_cell_length(width, style)
 
     # ------------------------------------------------------------------ cursor
@@ -253,7 +259,7 @@ class PageTable(ScrollView, can_focus=True):
     def on_click(self, event: events.Click) -> None:
         y = event.y
         if y == 0:
-            x = 0
+            x = GUTTER
             widths = self._widths or self._compute_widths(self.size.width)
             for column, width in zip(self.columns, widths):
                 if x <= event.x < x + width + 1:
