@@ -140,7 +140,7 @@ def normalise(value: Any) -> Any:
 
 
 def parse_yaml_mapping(
-    raw: str, first_line: int = 1, *, what: str = "frontmatter", max_bytes: int = MAX_FRONTMATTER_BYTES
+    raw: str, first_line: int = 1, *, what: str = "frontmatter", max_bytes: int | None = None
 ) -> dict[str, Any]:
     """Parse YAML text into a JSON-safe dict, or raise ``FrontmatterError``.
 
@@ -148,6 +148,8 @@ def parse_yaml_mapping(
     manifests, golden files): a safe loader, aliases refused, a size cap.
     ``what`` names the text in error messages.
     """
+    if max_bytes is None:
+        max_bytes = MAX_FRONTMATTER_BYTES
     size = len(raw.encode("utf-8", "surrogateescape"))
     if size > max_bytes:
         raise FrontmatterError(
