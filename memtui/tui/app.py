@@ -40,6 +40,7 @@ from memtui.tui.themes import load_themes, tag_colours
 
 
 LOAD_BATCH = 1000
+LIVE_LOOKUP_LIMIT = 2000  # above this many pages, stale lookups wait for the next analysis
 
 
 class _EarlyScan(threading.Thread):
@@ -311,7 +312,13 @@ class MemtuiApp(App):
         changed since, and the live field (built on demand) otherwise.
         """
         analysis = self.analysis
-        if analysis is not None and self.field is not None and analysis.generation == self.field.generation:
+        if analysis is None or self.field is None:
+            return self.field
+        if analysis.generation == self.field.generation:
+            return analysis.field
+        if len(self.field) > LIVE_LOOKUP_LIMIT:
+            # Rebuilding lookups over a big field would stall the UI; the analysis
+            # running now will catch up within seconds.
             return analysis.field
         return self.field
 

@@ -15,7 +15,7 @@ from textual.screen import Screen
 from textual.widgets import Footer, Header, OptionList, Static
 from textual.widgets.option_list import Option
 
-from memtui.field.checks import SEVERITY_ORDER, check_page
+from memtui.field.checks import SEVERITY_ORDER, check_page, check_page_local
 from memtui.field.history import CURRENT
 from memtui.field.page import ParsedPage, parse_bytes, read_bytes
 from memtui.field.textsafety import one_line
@@ -207,6 +207,10 @@ class PageScreen(Screen):
             return []
         if analysis is not None and analysis.generation == field.generation:
             return analysis.by_path.get(self.path, [])
+        if self.app.model_field() is not field:
+            # A big field changed and is being analysed again: this page's own rules now.
+            info = field.pages.get(self.path)
+            return check_page_local(info) if info is not None else []
         return check_page(field, self.path)
 
     def _render_findings(self, colours) -> None:
