@@ -8,6 +8,7 @@ modification time have not changed, so re-opening a large field is stat-only.
 
 from __future__ import annotations
 
+import fnmatch
 import json
 import os
 import re
@@ -29,6 +30,30 @@ READ_BATCH = 500
 RACY_WINDOW_NS = 1_000_000_000
 _SLUG_RE = re.compile(r"[^a-z0-9]+")
 _BARE_MD_PATH_RE = re.compile(r"(?<![\w/.-])((?:[\w.-]+/)*[\w.-]+\.md)\b")
+
+
+# Names editors use for swap, backup and lock files: never pages, even when they end in .md.
+SCRATCH_NAMES = ("*.swp", "*.swx", "*~", "4913", ".#*", "*.tmp", "___jb_*___")
+
+
+def is_scratch_name(name: str) -> bool:
+    return any(fnmatch.fnmatchcase(name, pattern) for pattern in SCRATCH_NAMES)
+
+
+def is_page_name(name: str) -> bool:
+    """Is a file with this name a page (a ``*.md`` that is not an editor's scratch file)?"""
+    return name.endswith(".md") and not is_scratch_name(name)
+
+
+def is_page_path(path: str) -> bool:
+    """Would ``scan`` list this relative POSIX path (if it is a regular file)?
+
+    The one definition of "a page" by its path, shared by the field and the index.
+    """
+    parts = path.split("/")
+    if not all(parts) or parts[0].startswith(".") or any(part in locations.SKIPPED_DIRS for part in parts[:-1]):
+        return False
+    return is_page_name(parts[-1])
 
 
 def slug(text: str) -> str:
@@ -83,11 +108,7 @@ def scan(root: Path) -> tuple[list[ScanEntry], list[ScanProblem]]:
                             continue
                         stack.append((rel, entry.path))
                         continue
-                    if (
-                        not entry.name.endswith(".md")
-                        or entry.name.startswith(".#")  # an editor's lock or temp file, not a page
-                        or not entry.is_file(follow_symlinks=False)
-                    ):
+                    if not is_page_name(entry.name) or not entry.is_file(follow_symlinks=False):
                         continue
                     st = entry.stat(follow_symlinks=False)
                 except FileNotFoundError:
@@ -293,12 +314,7 @@ class Field:
         return "changed" if before is not None else "added"
 
     def _is_page_path(self, path: str) -> bool:
-        if not path.endswith(".md") or path.rsplit("/", 1)[-1].startswith(".#"):
-            return False
-        parts = path.split("/")
-        if any(part in locations.SKIPPED_DIRS for part in parts[:-1]) or parts[0].startswith("."):
-            return False
-        return not os.path.islink(os.path.join(self.root, *parts))
+        return is_page_path(path) and not os.path.islink(os.path.join(self.root, *path.split("/")))
 
     def rescan(self) -> dict[str, list[str]]:
         """Bring the field in line with the disk; return the paths added, changed, removed."""

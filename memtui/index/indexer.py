@@ -19,15 +19,13 @@ from pathlib import Path
 from whoosh import index as whoosh_index
 from whoosh.reading import SegmentReader
 
-from memtui.field import locations
-from memtui.field.field import ScanEntry, scan
+from memtui.field.field import ScanEntry, is_page_path, scan
 from memtui.index.analysis import build_schema, codec
 from memtui.index.fastwrite import FastSegmentWriter
 from memtui.index.model import ChangeBatch
 from memtui.index.parallel import PARALLEL_MIN_PAGES, optimize_in_helper
 from memtui.index.records import PageDoc, PageRecord, compute_statuses, read_page_doc
 from memtui.index.store import UntrustedIndex
-from memtui.index.watcher import is_scratch_name
 
 Progress = Callable[[int, int, str], None]
 
@@ -39,19 +37,6 @@ PROGRESS_EVERY = 100
 
 def today() -> str:
     return _dt.date.today().isoformat()
-
-
-def is_page_path(path: str) -> bool:
-    """Would ``memtui.field.field.scan`` list this relative path (if it is a regular file)?
-
-    Editor scratch names are not pages even when they end in ``.md`` (emacs's ``.#page.md``).
-    """
-    if not path.endswith(".md"):
-        return False
-    parts = path.split("/")
-    if parts[0].startswith(".") or any(part in locations.SKIPPED_DIRS for part in parts[:-1]):
-        return False
-    return all(parts) and not is_scratch_name(parts[-1])
 
 
 @dataclass(slots=True)
@@ -270,8 +255,7 @@ class IndexGeneration:
 
     def plan_rescan(self, root: Path, *, extra: Iterable[str] = ()) -> Plan:
         """Compare the whole folder with the records (stat only) and plan what differs (plus ``extra``)."""
-        entries, _ = scan(root)
-        entries = [e for e in entries if is_page_path(e.path)]
+        entries, _ = scan(root)  # scan lists pages only (field.is_page_name)
         suspects = list(extra) + [e.path for e in entries if not self._unchanged(e)]
         present = {e.path for e in entries}
         suspects += [p for p in self.records if p not in present]

@@ -53,7 +53,6 @@ from memtui.index.indexer import (
     IndexGeneration,
     Plan,
     assign_statuses,
-    is_page_path,
     read_all,
     today,
 )
@@ -391,7 +390,7 @@ class IndexService:
     ) -> None:
         """Build a new generation; swap it in only when complete (and, if gated, when it passes golden.yaml)."""
         old_dir = old_dir or (self._gen.dir if self._gen is not None else None)
-        entries = [e for e in scan(self.root)[0] if is_page_path(e.path)]
+        entries = scan(self.root)[0]
         new_dir = self._store.new_generation()
         try:
             gen = None

@@ -27,7 +27,6 @@ barrier means every earlier change has been seen too.
 from __future__ import annotations
 
 import errno
-import fnmatch
 import logging
 import os
 import threading
@@ -54,6 +53,7 @@ from watchdog.observers.api import BaseObserver
 from watchdog.observers.polling import PollingObserver
 
 from memtui.field import locations
+from memtui.field.field import is_scratch_name
 
 # watchdog reports through logging and warnings from its own threads; in the TUI
 # that text would land on the screen. What matters (overflow, dead observer) is
@@ -66,7 +66,6 @@ MAX_WAIT = 1.0  # ... but is read at the latest this long after its first event
 GRACE = 0.03  # paths whose last events are this close are read in the same batch (a move's two ends)
 POLL_INTERVAL = 2.0
 FLUSH_PREFIX = "flush-barrier-"
-IGNORED_NAMES = ("*.swp", "*.swx", "*~", "4913", ".#*", "*.tmp", "___jb_*___")
 EVENT_TYPES = [
     FileCreatedEvent,
     FileModifiedEvent,
@@ -78,10 +77,6 @@ EVENT_TYPES = [
     DirDeletedEvent,
     DirMovedEvent,
 ]
-
-
-def is_scratch_name(name: str) -> bool:
-    return any(fnmatch.fnmatchcase(name, pattern) for pattern in IGNORED_NAMES)
 
 
 def relevant(rel: str, is_dir: bool) -> bool:

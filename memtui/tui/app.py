@@ -115,6 +115,7 @@ class MemtuiApp(App):
         self.load_progress = LoadProgress()
         self.index_progress = LoadProgress()
         self.last_sync: float | None = None
+        self._palette: dict[str, str] = {}
         self.show_timings = True  # search shows how long it took (off in snapshot tests)
         self.clock = lambda: _dt.datetime.now(_dt.timezone.utc)  # proposal ages (fixed in snapshot tests)
         self.ready = asyncio.Event()
@@ -147,10 +148,10 @@ class MemtuiApp(App):
             self.theme = wanted
         elif themes:
             self.theme = themes[0].name
-        self.tag_colours = tag_colours(self.get_css_variables())
+        self._palette = self._make_palette()
 
     def _theme_changed(self, theme) -> None:
-        self.tag_colours = tag_colours(self.get_css_variables())
+        self._palette = self._make_palette()
         if self.settings.theme != theme.name:
             self.settings.theme = theme.name
             self.settings.save()
@@ -413,10 +414,6 @@ class MemtuiApp(App):
             parts.append(f"removed: {shown}")
         safe.notify(self, "; ".join(parts), title="changed on disk", timeout=4)
 
-    def rescan_field(self) -> None:
-        """Bring the field in line with the disk after memtui itself moved pages around."""
-        self.apply_changes(ChangeBatch(rescanned=True))
-
     def reload_paths(self, paths: list[str]) -> None:
         """Re-read pages memtui itself just wrote (the watcher will confirm later)."""
         if self.field is None:
@@ -448,10 +445,16 @@ class MemtuiApp(App):
         self.push_screen(PageScreen(path, line=line))
 
     def palette(self) -> dict[str, str]:
-        """Colours for Rich styles: the theme's semantic colours plus the source-tag colours."""
+        """Colours for Rich styles: the theme's semantic colours plus the source-tag colours.
+
+        Computed once per theme (every render and the status bar's clock use it).
+        """
+        return self._palette
+
+    def _make_palette(self) -> dict[str, str]:
         variables = self.get_css_variables()
         colours = {name: variables.get(name, "") for name in ("primary", "secondary", "accent", "warning", "error", "success")}
-        colours.update(self.tag_colours)
+        colours.update(tag_colours(variables))
         return {name: value if _is_colour(value) else "" for name, value in colours.items()}
 
     def open_editor(self, path: str) -> None:
@@ -472,7 +475,7 @@ class MemtuiApp(App):
         if self.field is None:
             return
 
-        self.rescan_field()
+        self.apply_changes(ChangeBatch(rescanned=True))
         self.notify("folder rescanned", timeout=2)
 
     def action_rebuild_index(self) -> None:
@@ -499,7 +502,7 @@ class MemtuiApp(App):
         self.settings.commit_after_save = not self.settings.commit_after_save
         self.settings.save()
         state = "on" if self.settings.commit_after_save else "off"
-        self.notify(f"git commit after save: {state}", timeout=3, markup=False)
+        safe.notify(self, f"git commit after save: {state}", timeout=3)
 
     def open_history(self, target: str) -> None:
         from memtui.tui.screens.history import HistoryScreen

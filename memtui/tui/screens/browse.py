@@ -10,6 +10,7 @@ from textual.screen import Screen
 from textual.widgets import ContentSwitcher, Footer, Header, Static, Tab, Tabs, Tree
 
 from memtui.field.textsafety import one_line
+from memtui.tui import safe
 from memtui.tui.events import FieldEvent
 from memtui.tui.model import FILTERS, PageRow
 from memtui.tui.widgets.page_table import Column, PageTable
@@ -168,7 +169,7 @@ class BrowseScreen(Screen):
     def _fill_tree(self, visible: list[PageRow] | None = None) -> None:
         if visible is None:
             visible = [row for row in self.rows.values() if row.matches(self.filter)]
-        colours = self.app.get_css_variables()
+        colours = self.app.palette()
         root = self.app.field.root.name if self.app.field is not None else "field"
         self.query_one(PageTree).set_rows({row.path: row for row in visible}, colours, root)
 
@@ -218,7 +219,7 @@ class BrowseScreen(Screen):
         self.sort = SORTS[(SORTS.index(self.sort) + 1) % len(SORTS)]
         self.reverse = self.sort == "updated"
         self._fill()
-        self.notify(f"sorted by {self.sort}", timeout=1.5, markup=False)
+        safe.notify(self.app, f"sorted by {self.sort}", timeout=1.5)
 
     def action_reverse_sort(self) -> None:
         self.reverse = not self.reverse

@@ -289,7 +289,7 @@ class ProposalsScreen(Screen):
             return
         commit = f", commit {entry.commit[:10]}" if getattr(entry, "commit", None) else ""
         safe.notify(self.app, f"approved {review.proposal.id}{commit}", timeout=5)
-        self._after_decision()
+        self._after_decision(review.proposal.pages)
 
     def action_reject(self) -> None:
         self._reject()
@@ -309,7 +309,7 @@ class ProposalsScreen(Screen):
             safe.notify(self.app, exc.message, severity="error", timeout=10)
             return
         safe.notify(self.app, f"rejected {review.proposal.id}", timeout=4)
-        self._after_decision()
+        self._after_decision([])
 
     def action_revert(self) -> None:
         self._revert()
@@ -348,11 +348,11 @@ class ProposalsScreen(Screen):
             safe.notify(self.app, exc.message, severity="error", timeout=10)
             return
         safe.notify(self.app, f"reverted {review.proposal.id}", timeout=4)
-        self._after_decision()
+        self._after_decision(review.proposal.pages)
 
-    def _after_decision(self) -> None:
+    def _after_decision(self, pages: list[str]) -> None:
+        """Re-read the pages the decision wrote, moved or retired; re-analyse (proposal badges)."""
         self.review = None
-
-        self.app.rescan_field()
+        self.app.reload_paths(list(pages))
         self.app.request_analysis()
         self.refresh_queue()

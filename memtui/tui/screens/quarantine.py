@@ -243,7 +243,7 @@ class QuarantineScreen(Screen):
 
     # ------------------------------------------------------------------ decisions
     def _refresh_after(self, paths: list[str]) -> None:
-        self.app.rescan_field()
+        self.app.reload_paths(paths)
         self.refresh_queue()
 
     def action_approve(self) -> None:
@@ -348,7 +348,8 @@ class QuarantineScreen(Screen):
         moved = [d.moved_to or d.path for d in decisions]
         safe.notify(self.app, f"{verb} {len(decisions)} page(s): {', '.join(moved[:3])}", timeout=5)
         self.review = None
-        self._refresh_after(moved)
+        # Where each page was, where it went (archive paths are not pages), and MEMORY.md if asked to add it.
+        self._refresh_after([d.path for d in decisions] + moved + ["MEMORY.md"])
 
     def action_open_page(self) -> None:
         if self.review is not None:

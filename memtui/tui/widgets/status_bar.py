@@ -75,7 +75,7 @@ class StatusBar(Horizontal):
         self.refresh_status()
 
     def _colour(self, name: str) -> str:
-        return self.app.get_css_variables().get(name, "default")
+        return self.app.palette().get(name) or "default"
 
     def refresh_status(self) -> None:
         app = self.app
