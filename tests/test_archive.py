@@ -9,13 +9,13 @@ from pathlib import Path
 
 import pytest
 
-from memtui.field import archive
-from memtui.field import safe_write as sw
-from memtui.field.archive import export_field, extract_for_reading, extract_safely
+from memtui.errors import ArchiveError, ReadOnlyFieldError
 from memtui.field.checks import run_checks
-from memtui.field.errors import ArchiveError, ReadOnlyFieldError
 from memtui.field.field import Field, open_field
-from memtui.field.locations import user_cache_dir
+from memtui.store import archive
+from memtui.store import safe_write as sw
+from memtui.store.archive import export_field, extract_for_reading, extract_safely
+from memtui.store.locations import user_cache_dir
 from tests.helpers import write_page
 from tests.helpers_field import make_field, rule_paths, tree_hashes
 

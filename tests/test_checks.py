@@ -117,7 +117,7 @@ def _unlistable(folder: str) -> Setup:
                 target.write_text("a file now")
             return real(path)
 
-        monkeypatch.setattr(field_mod.os, "scandir", scandir_after_swap)
+        monkeypatch.setattr(field_mod, "scandir", scandir_after_swap)
 
     return setup
 

@@ -11,13 +11,12 @@ from pathlib import Path
 
 import pytest
 
-from memtui.field.locations import default_cache_dir
-
 from memtui import __version__
 from memtui.cli import open as open_cmd
 from memtui.field.checks import RULES, run_checks
 from memtui.field.field import Field
 from memtui.resources import sample_field_dir
+from memtui.store.locations import default_cache_dir
 from tests.helpers_field import make_field, page, run_cli, run_cli_json, tree_hashes
 
 FINDING_KEYS = {"rule", "severity", "path", "line", "message"}

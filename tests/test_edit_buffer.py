@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from memtui.field.edit_buffer import hidden_positions, open_buffer, to_bytes
-from memtui.field.errors import MemtuiError
+from memtui.errors import MemtuiError
+from memtui.store.edit_buffer import hidden_positions, open_buffer, to_bytes
 
 ROUND_TRIP = [
     b"",

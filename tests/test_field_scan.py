@@ -9,11 +9,12 @@ from pathlib import Path
 
 import pytest
 
+from memtui.errors import FieldNotFoundError
 from memtui.field import field as field_mod
+from memtui.field import page_cache
 from memtui.field.checks import run_checks
-from memtui.field.errors import FieldNotFoundError
-from memtui.field.locations import default_cache_dir
 from memtui.field.field import Field, open_field, scan, slug
+from memtui.store.locations import default_cache_dir
 from tests.helpers import write_page
 from tests.helpers_field import make_field, page, rule_paths
 
@@ -105,7 +106,7 @@ def test_a_folder_that_cannot_be_listed_is_reported(tmp_path, monkeypatch):
             (root / "sub").write_text("now a file")
         return real_scandir(path)
 
-    monkeypatch.setattr(field_mod.os, "scandir", swap_folder_then_list)
+    monkeypatch.setattr(field_mod, "scandir", swap_folder_then_list)
     entries, problems = scan(root)
     assert [e.path for e in entries] == ["a.md"]
     assert [(p.rule, p.path) for p in problems] == [("folder-unreadable", "sub")]
@@ -198,7 +199,7 @@ def test_a_damaged_cache_is_ignored_and_rewritten(tmp_path, content):
     cache.write_bytes(content)
     field = Field.load(root)
     assert field.pages["a.md"].title == "A"
-    assert json.loads(cache.read_text().splitlines()[0])["schema"] == field_mod.CACHE_SCHEMA
+    assert json.loads(cache.read_text().splitlines()[0])["schema"] == page_cache.CACHE_SCHEMA
 
 
 @pytest.mark.parametrize(
@@ -215,7 +216,7 @@ def test_a_cache_entry_with_matching_stat_but_wrong_shape_is_reread(tmp_path, ba
     _age(root)
     st = (root / "a.md").stat()
     entry = {"size": st.st_size, "mtime_ns": st.st_mtime_ns, "path": "a.md", "sha256": "x", "meta": {}, **bad}
-    header = {"schema": field_mod.CACHE_SCHEMA, "version": "0.1.0"}
+    header = {"schema": page_cache.CACHE_SCHEMA, "version": "0.1.0"}
     cache = default_cache_dir(root) / "pages.json"
     cache.parent.mkdir(parents=True, exist_ok=True)
     cache.write_text(json.dumps(header) + "\n" + json.dumps(entry) + "\n")

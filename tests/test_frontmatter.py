@@ -6,8 +6,8 @@ import datetime as dt
 
 import pytest
 
+from memtui.errors import FrontmatterError
 from memtui.field import frontmatter as fm
-from memtui.field.errors import FrontmatterError
 
 # --------------------------------------------------------------------------- locating
 

@@ -36,7 +36,7 @@ def test_index_twice_is_a_stat_only_check(sample_field: Path, capsys) -> None:
 def test_index_a_zip_keeps_its_cache_in_the_user_cache(sample_field: Path, tmp_path: Path, capsys) -> None:
     import os
 
-    from memtui.field.archive import export_field
+    from memtui.store.archive import export_field
 
     archive = tmp_path / "f.memoryfield.zip"
     export_field(sample_field, archive)

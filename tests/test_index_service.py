@@ -277,7 +277,7 @@ def test_a_missing_folder_is_a_clear_error(tmp_path: Path) -> None:
 
 
 def test_a_zip_field_is_indexed_read_only_in_the_user_cache(sample_field: Path, tmp_path: Path) -> None:
-    from memtui.field.archive import export_field, extract_for_reading
+    from memtui.store.archive import export_field, extract_for_reading
 
     archive = tmp_path / "sample.memoryfield.zip"
     export_field(sample_field, archive)

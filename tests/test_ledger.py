@@ -7,8 +7,8 @@ import subprocess
 
 import pytest
 
-from memtui.field import ledger
-from memtui.field.ledger import LedgerEntry
+from memtui.review import ledger
+from memtui.review.ledger import LedgerEntry
 from tests.helpers_review import use_git_identity
 
 KEYS = {"ts", "who", "action", "target", "job", "carrier", "pages", "reason", "commit"}

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from memtui.field import ledger
-from memtui.field.archive import export_field
+from memtui.review import ledger
+from memtui.store.archive import export_field
 from tests.helpers_field import run_cli, run_cli_json
 from tests.helpers_review import snapshot
 

@@ -14,9 +14,16 @@ import sys
 
 import pytest
 
-from memtui.field import apply_journal, ledger, proposals
+from memtui.review import apply_journal, ledger, proposals
 from tests.helpers_field import run_cli
-from tests.helpers_review import GIT_ENV, branch_proposal, git, init_repo, snapshot, use_git_identity
+from tests.helpers_review import (
+    GIT_ENV,
+    branch_proposal,
+    git,
+    init_repo,
+    snapshot,
+    use_git_identity,
+)
 
 DEDUPE = "2026-11-27-dedupe-01"
 CONSOLIDATE = "2026-11-19-consolidate-01"
@@ -29,7 +36,7 @@ def crash_apply(root, proposal_id: str, point: str, *extra: str) -> subprocess.C
     env["MEMTUI_REVIEWER"] = "maya"
     code = (
         "import sys\n"
-        "from memtui.field import proposals\n"
+        "from memtui.review import proposals\n"
         f"proposals.approve(sys.argv[1], sys.argv[2], accept_stale={'--accept-stale' in extra})\n"
     )
     return subprocess.run([sys.executable, "-c", code, str(root), proposal_id], env=env, capture_output=True,

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from memtui.field.diffs import page_diff, source_tag_spans, split_lines, word_spans
+from memtui.review.diffs import page_diff, source_tag_spans, split_lines, word_spans
 
 
 def test_unified_diff_like_diff_u():

@@ -10,9 +10,18 @@ import shutil
 
 import pytest
 
-from memtui.field import gitrepo, ledger, proposals
-from memtui.field.errors import MemtuiError, StaleWriteError
-from tests.helpers_review import branch_proposal, git, init_repo, sha, snapshot, staging_proposal, use_git_identity
+from memtui.errors import MemtuiError, StaleWriteError
+from memtui.review import ledger, proposals
+from memtui.store import gitrepo
+from tests.helpers_review import (
+    branch_proposal,
+    git,
+    init_repo,
+    sha,
+    snapshot,
+    staging_proposal,
+    use_git_identity,
+)
 
 PID = "2026-11-28-expire-02"
 TRIAL = "notes/trackstream-trial-terms.md"

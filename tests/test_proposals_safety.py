@@ -12,8 +12,8 @@ import shutil
 
 import pytest
 
-from memtui.field import proposals
-from memtui.field.errors import MemtuiError
+from memtui.errors import MemtuiError
+from memtui.review import proposals
 from tests.helpers_review import (
     branch_proposal,
     git,
@@ -137,7 +137,7 @@ def test_the_page_itself_a_symlink(field):
 
 @pytest.mark.parametrize("bad_id", ["../escape", "a/b", ".hidden", "x..y"])
 def test_unsafe_ids(field, bad_id):
-    from memtui.field.proposal_model import id_problem
+    from memtui.review.proposal_model import id_problem
 
     assert id_problem(bad_id)
 

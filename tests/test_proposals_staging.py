@@ -8,10 +8,11 @@ import shutil
 
 import pytest
 
-from memtui.field import ledger, proposals, safe_write
+from memtui.errors import MemtuiError, StaleWriteError
 from memtui.field.checks import run_checks
-from memtui.field.errors import MemtuiError, StaleWriteError
 from memtui.field.field import Field
+from memtui.review import ledger, proposals
+from memtui.store import safe_write
 from tests.helpers import write_page
 from tests.helpers_review import sha, snapshot, staging_proposal
 

@@ -7,10 +7,11 @@ import os
 
 import pytest
 
-from memtui.field import ledger, quarantine, trust
-from memtui.field.errors import MemtuiError, StaleWriteError, UnsafePathError
+from memtui.errors import MemtuiError, StaleWriteError, UnsafePathError
+from memtui.field import trust
 from memtui.field.field import Field
 from memtui.field.page import parse_bytes
+from memtui.review import ledger, quarantine
 from tests.helpers import write_page
 from tests.helpers_review import sha, snapshot
 

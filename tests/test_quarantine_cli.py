@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from memtui.field import ledger
+from memtui.review import ledger
 from tests.helpers_field import run_cli, run_cli_json
 from tests.helpers_review import sha, snapshot
 

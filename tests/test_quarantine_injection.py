@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from memtui.field import injection
-from memtui.field.injection import DANGER, NOTICE, find_instructions
+from memtui.review import injection
+from memtui.review.injection import DANGER, NOTICE, find_instructions
 from tests.conftest import SAMPLE_FIELD
 
 

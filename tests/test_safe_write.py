@@ -8,16 +8,17 @@ from pathlib import Path
 
 import pytest
 
-from memtui.field import safe_write as sw
-from memtui.field.errors import (
+from memtui.errors import (
     FrontmatterError,
     MemtuiError,
     ReadOnlyFieldError,
     StaleWriteError,
     UnsafePathError,
 )
+from memtui.field import frontmatter as fm_edit
 from memtui.field.frontmatter import parse
-from memtui.field.page import sha256_bytes
+from memtui.store import safe_write as sw
+from memtui.store.files import sha256_bytes
 from tests.helpers import write_page
 from tests.helpers_field import make_field, tree_hashes
 
@@ -113,7 +114,7 @@ def test_a_read_only_field_refuses_every_write(root):
     with pytest.raises(ReadOnlyFieldError):
         sw.write_page(root, "notes/a.md", b"x", expected_hash=None, readonly=True)
     with pytest.raises(ReadOnlyFieldError):
-        sw.set_frontmatter_key(root, "notes/a.md", "reviewed", True, expected_hash=None, readonly=True)
+        fm_edit.set_frontmatter_key(root, "notes/a.md", "reviewed", True, expected_hash=None, readonly=True)
     with pytest.raises(ReadOnlyFieldError):
         sw.move_page(root, "notes/a.md", "notes/b.md", expected_hash=None, readonly=True)
     assert tree_hashes(root) == before
@@ -285,7 +286,7 @@ def test_set_frontmatter_key_changes_only_that_keys_line(root, name):
     assert original.count(old_line) == 1
     write_page(root, "notes/p.md", original)
     loaded = sha256_bytes(original)
-    new_hash = sw.set_frontmatter_key(root, "notes/p.md", "reviewed", True, expected_hash=loaded)
+    new_hash = fm_edit.set_frontmatter_key(root, "notes/p.md", "reviewed", True, expected_hash=loaded)
     after = (root / "notes" / "p.md").read_bytes()
     assert after == original.replace(old_line, new_line)
     assert new_hash == sha256_bytes(after)
@@ -296,7 +297,7 @@ def test_set_frontmatter_key_changes_only_that_keys_line(root, name):
 def test_set_frontmatter_keys_sets_several(root):
     original = b"---\nid: a\nreviewed: false\n---\nBody\n"
     write_page(root, "notes/p.md", original)
-    sw.set_frontmatter_keys(
+    fm_edit.set_frontmatter_keys(
         root, "notes/p.md", {"reviewed": True, "reviewed_by": "maya"}, expected_hash=sha256_bytes(original)
     )
     assert (root / "notes" / "p.md").read_bytes() == b"---\nid: a\nreviewed: true\nreviewed_by: maya\n---\nBody\n"
@@ -314,7 +315,7 @@ def test_set_frontmatter_keys_sets_several(root):
 def test_set_frontmatter_key_refuses_unparseable_frontmatter(root, original):
     write_page(root, "notes/p.md", original)
     with pytest.raises(FrontmatterError) as info:
-        sw.set_frontmatter_key(root, "notes/p.md", "reviewed", True, expected_hash=sha256_bytes(original))
+        fm_edit.set_frontmatter_key(root, "notes/p.md", "reviewed", True, expected_hash=sha256_bytes(original))
     assert info.value.hint
     assert (root / "notes" / "p.md").read_bytes() == original
     assert not (root / ".memtui").exists()
@@ -323,15 +324,15 @@ def test_set_frontmatter_key_refuses_unparseable_frontmatter(root, original):
 def test_set_frontmatter_key_refuses_a_stale_or_missing_page(root):
     original = (root / "notes" / "a.md").read_bytes()
     with pytest.raises(StaleWriteError):
-        sw.set_frontmatter_key(root, "notes/a.md", "reviewed", True, expected_hash="0" * 64)
+        fm_edit.set_frontmatter_key(root, "notes/a.md", "reviewed", True, expected_hash="0" * 64)
     assert (root / "notes" / "a.md").read_bytes() == original
     with pytest.raises(StaleWriteError, match="no longer exists"):
-        sw.set_frontmatter_key(root, "notes/gone.md", "reviewed", True, expected_hash=None)
+        fm_edit.set_frontmatter_key(root, "notes/gone.md", "reviewed", True, expected_hash=None)
 
 
 def test_set_frontmatter_key_never_touches_sessions(root):
     with pytest.raises(UnsafePathError):
-        sw.set_frontmatter_key(root, "sessions/s.md", "reviewed", True, expected_hash=None)
+        fm_edit.set_frontmatter_key(root, "sessions/s.md", "reviewed", True, expected_hash=None)
     assert (root / "sessions" / "s.md").read_bytes() == b"raw\n"
 
 

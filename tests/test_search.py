@@ -6,10 +6,10 @@ from pathlib import Path
 
 import pytest
 
-from memtui.field.textsafety import has_hazards
 from memtui.index import QueryError
 from memtui.index import search as search_mod
 from memtui.index.analysis import WORD_RE, stem
+from memtui.textsafety import has_hazards
 from tests.helpers import write_page
 from tests.helpers_index import open_service, page, search_paths
 

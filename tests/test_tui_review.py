@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from memtui.field.locations import state_dir
+from memtui.store.locations import state_dir
 from memtui.tui.screens.dialogs import ChoiceDialog, TextDialog
 from memtui.tui.screens.proposals import ProposalsScreen, ThreeWayScreen
 from memtui.tui.screens.quarantine import QuarantineScreen

@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from memtui.field.textsafety import has_hazards
 from memtui.index import IndexService
 from memtui.index import watcher as watcher_mod
+from memtui.textsafety import has_hazards
 from tests.helpers import write_page
 from tests.helpers_index import (
     Recorder,

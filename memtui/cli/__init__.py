@@ -1,7 +1,11 @@
-"""The ``memtui`` command: a thin shell over ``memtui.field`` and ``memtui.index``.
+"""The ``memtui`` command: a thin shell over the model, the review workflows and the index.
 
 Each subcommand lives in its own module here and registers itself with
 ``register(subparsers)``. ``memtui [FIELD]`` with no subcommand opens the TUI.
+
+May import every layer below (``field``, ``review``, ``index``, ``store``);
+``memtui.tui`` only to open the TUI, and never when another subcommand runs
+(those print plain text and do not load Textual).
 """
 
 from __future__ import annotations
@@ -12,7 +16,7 @@ import os
 import sys
 
 from memtui import __version__
-from memtui.field.errors import FieldNotFoundError, MemtuiError
+from memtui.errors import FieldNotFoundError, MemtuiError
 
 COMMAND_MODULES = (
     "memtui.cli.open",
@@ -67,10 +71,10 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _print_error(exc: MemtuiError) -> None:
-    from memtui.cli.output import error_console
     from rich.text import Text
 
-    from memtui.field.textsafety import visible
+    from memtui.cli.output import error_console
+    from memtui.textsafety import visible
 
     console = error_console()
     console.print(Text("error: ", style="bold red") + Text(visible(exc.message)))

@@ -8,8 +8,8 @@ from pathlib import Path
 from rich.text import Text
 
 from memtui.cli.output import console
-from memtui.field.archive import export_field
-from memtui.field.errors import FieldNotFoundError
+from memtui.errors import FieldNotFoundError
+from memtui.store.archive import export_field
 
 
 def register(sub: argparse._SubParsersAction) -> list[str]:

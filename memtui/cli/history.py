@@ -9,10 +9,10 @@ from rich.table import Table
 from rich.text import Text
 
 from memtui.cli.output import cell, console, print_json
-from memtui.field.errors import MemtuiError
+from memtui.errors import MemtuiError
 from memtui.field.field import open_field
 from memtui.field.history import CURRENT
-from memtui.field.textsafety import one_line
+from memtui.textsafety import one_line
 
 
 def _iso_date(text: str) -> str:

@@ -26,7 +26,7 @@ from rich.table import Table
 from rich.text import Text
 
 from memtui.cli.output import cell, console, error_console, print_json
-from memtui.field.errors import FieldNotFoundError, MemtuiError
+from memtui.errors import FieldNotFoundError, MemtuiError
 from memtui.index import IndexService
 from memtui.index.analysis import RECIPE
 from memtui.index.recall import load_golden
@@ -79,7 +79,7 @@ def _resolve_field(arg: str) -> tuple[Path, bool, Path | None]:
     """(folder to index, read-only field?, zip it came from)."""
     path = Path(arg)
     if path.is_file() and path.name.endswith(".zip"):
-        from memtui.field.archive import extract_for_reading
+        from memtui.store.archive import extract_for_reading
 
         return extract_for_reading(path), True, path
     if not path.exists():

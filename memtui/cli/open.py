@@ -10,7 +10,7 @@ from pathlib import Path
 from rich.text import Text
 
 from memtui.cli.output import console
-from memtui.field.errors import FieldNotFoundError
+from memtui.errors import FieldNotFoundError
 from memtui.resources import sample_field_dir
 
 

@@ -9,7 +9,7 @@ from typing import Any
 from rich.console import Console
 from rich.text import Text
 
-from memtui.field.textsafety import one_line, visible
+from memtui.textsafety import one_line, visible
 
 _console: Console | None = None
 _error_console: Console | None = None

@@ -24,10 +24,10 @@ from memtui.cli.review_common import (
     print_diff,
     tagged,
 )
-from memtui.field import proposals as pmod
+from memtui.errors import MemtuiError
 from memtui.field.checks import Finding
-from memtui.field.errors import MemtuiError
-from memtui.field.textsafety import one_line, visible
+from memtui.review import proposals as pmod
+from memtui.textsafety import one_line, visible
 
 STATE_STYLE = {
     pmod.READY: "bold green",

@@ -22,11 +22,11 @@ from memtui.cli.review_common import (
     open_for_review,
     tagged,
 )
-from memtui.field import injection
-from memtui.field import quarantine as qmod
-from memtui.field.errors import MemtuiError
+from memtui.errors import MemtuiError
 from memtui.field.field import Field
-from memtui.field.textsafety import one_line
+from memtui.review import injection
+from memtui.review import quarantine as qmod
+from memtui.textsafety import one_line
 
 HASH_SHOWN = 12
 

@@ -17,10 +17,21 @@ from rich.table import Table
 from rich.text import Text
 
 from memtui.cli.output import console, error_console
-from memtui.field import apply_journal
-from memtui.field.diffs import ADD, DELETE, EQUAL, GAP, HUNK, INSERT, REMOVE, REPLACE, PageDiff, source_tag_spans
-from memtui.field.errors import FieldNotFoundError, MemtuiError, ReadOnlyFieldError
-from memtui.field.textsafety import one_line, visible
+from memtui.errors import FieldNotFoundError, MemtuiError, ReadOnlyFieldError
+from memtui.review import apply_journal
+from memtui.review.diffs import (
+    ADD,
+    DELETE,
+    EQUAL,
+    GAP,
+    HUNK,
+    INSERT,
+    REMOVE,
+    REPLACE,
+    PageDiff,
+    source_tag_spans,
+)
+from memtui.textsafety import one_line, visible
 
 TAG_STYLE = {"stated": "bold green", "observed": "cyan", "inferred": "yellow", "suggested": "magenta"}
 EXIT_DECLINED = 1

@@ -98,10 +98,11 @@ class Body:
     numbered_sources: list[str] = field(default_factory=list)
     tag_counts: dict[str, int] = field(default_factory=dict)
     untagged_claim_lines: list[int] = field(default_factory=list)
+    claim_lines: int = 0  # lines of kind "claim" or "struck"
 
     @property
     def claim_line_count(self) -> int:
-        return sum(1 for line in self.lines if line.kind in ("claim", "struck"))
+        return self.claim_lines
 
 
 def _strip_marker(text: str) -> str:
@@ -133,34 +134,39 @@ def parse_claim(text: str, *, line: int, struck: bool, superseded_on: str | None
     return Claim(line, key, rest, tag, source, source_date, struck, superseded_on)
 
 
-_WORD_RE = re.compile(r"\w+")
 _SECTION_CLEAN_RE = re.compile(r"[^\w ]+")
+
+
+_THREE_WORDS_RE = re.compile(r"\w+\W+\w+\W+\w")
 
 
 def _is_claim_text(text: str, section: str) -> bool:
     """Does this (non-heading, non-code) line assert something?"""
     if section in NON_CLAIM_HEADINGS:
         return False
-    content = _strip_marker(text)
+    marker = LIST_MARKER_RE.match(text)
+    content = (text[marker.end() :] if marker else text).strip()
     if not content or content.endswith(":"):
         return False
     if content.startswith(("<!--", "![", "|")):
         return False
-    if "[" in content:
+    if "[[" in content or "](" in content:
         # A line that is only links ("[[a]], [[b]]") is navigation, not a claim.
         content = WIKILINK_RE.sub("", MD_LINK_RE.sub("", content))
-    words = _WORD_RE.findall(content)
-    return len(words) >= 3
+    return _THREE_WORDS_RE.search(content) is not None  # at least three words
 
 
-def parse_body(text: str, first_line: int = 1) -> Body:
+def parse_body(text: str, first_line: int = 1, *, keep_lines: bool = True) -> Body:
     """Parse body text; ``first_line`` is the file line number of its first line.
 
     ``Body.claims`` holds every struck-through history line and, when the page has
     any, the live ``Key: value`` lines they may pair with (parsing every claim of
     every page would cost more than the rest of the parse together).
+    ``keep_lines=False`` leaves ``Body.lines`` empty (a page summary does not need
+    them); ``Body.claim_lines`` counts claim lines either way.
     """
     body = Body()
+    claim_lines = 0
     counts = dict.fromkeys(SOURCE_TAGS, 0)
     in_fence = ""
     section = ""
@@ -177,17 +183,21 @@ def parse_body(text: str, first_line: int = 1) -> Body:
         if in_fence:
             if fence and fence.group(1)[0] == in_fence[0] and len(fence.group(1)) >= len(in_fence):
                 in_fence = ""
-                lines.append(BodyLine(number, line_text, "fence", section=section))
+                if keep_lines:
+                    lines.append(BodyLine(number, line_text, "fence", section=section))
             else:
-                lines.append(BodyLine(number, line_text, "code", section=section))
+                if keep_lines:
+                    lines.append(BodyLine(number, line_text, "code", section=section))
             continue
         if fence:
             in_fence = fence.group(1)
-            lines.append(BodyLine(number, line_text, "fence", section=section))
+            if keep_lines:
+                lines.append(BodyLine(number, line_text, "fence", section=section))
             continue
         stripped = line_text.strip()
         if not stripped:
-            lines.append(BodyLine(number, line_text, "blank", section=section))
+            if keep_lines:
+                lines.append(BodyLine(number, line_text, "blank", section=section))
             continue
         has_bracket = "[" in line_text
         heading = HEADING_RE.match(line_text) if line_text.startswith("#") else None
@@ -196,7 +206,8 @@ def parse_body(text: str, first_line: int = 1) -> Body:
             title = heading.group(2).strip()
             section = _SECTION_CLEAN_RE.sub("", title).strip().lower()
             body.headings.append((number, level, title))
-            lines.append(BodyLine(number, line_text, "heading", heading_level=level, section=section))
+            if keep_lines:
+                lines.append(BodyLine(number, line_text, "heading", heading_level=level, section=section))
             if has_bracket:
                 _collect_refs(body, line_text, number)
             continue
@@ -210,7 +221,7 @@ def parse_body(text: str, first_line: int = 1) -> Body:
             if numbered:
                 body.numbered_sources.append(numbered.group(3))
         first = stripped[0]
-        if first in "-*_" and HR_RE.match(line_text):
+        if first in "-*_" and stripped[-1] == first and HR_RE.match(line_text):
             kind = "rule"
         elif first == ">":
             kind = "quote"
@@ -220,6 +231,7 @@ def parse_body(text: str, first_line: int = 1) -> Body:
             struck = STRUCK_RE.match(line_text) if "~~" in line_text else None
             if struck:
                 kind = "struck"
+                claim_lines += 1
                 after = struck.group("after")
                 date = SUPERSEDED_RE.search(after)
                 body.claims.append(
@@ -232,13 +244,16 @@ def parse_body(text: str, first_line: int = 1) -> Body:
                 )
             elif _is_claim_text(line_text, section):
                 kind = "claim"
+                claim_lines += 1
                 live_claims.append((number, line_text))
                 if not tags:
                     body.untagged_claim_lines.append(number)
             else:
                 kind = "note"
-        lines.append(BodyLine(number, line_text, kind, tags=tags, section=section))
+        if keep_lines:
+            lines.append(BodyLine(number, line_text, kind, tags=tags, section=section))
     body.tag_counts = counts
+    body.claim_lines = claim_lines
     if body.claims and live_claims:
         for number, line_text in live_claims:
             body.claims.append(parse_claim(_strip_marker(line_text), line=number, struck=False, superseded_on=None))
@@ -258,7 +273,7 @@ def _collect_refs(body: Body, line_text: str, number: int) -> None:
                     match.start() + 1,
                 )
             )
-    if "[cite" in line_text.lower():
+    if "[c" in line_text or "[C" in line_text:
         for match in CITE_RE.finditer(line_text):
             for part in match.group(1).split(","):
                 body.citations.append(Citation(int(part), number, match.start() + 1))

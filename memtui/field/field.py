@@ -9,26 +9,26 @@ modification time have not changed, so re-opening a large field is stat-only.
 from __future__ import annotations
 
 import fnmatch
-import json
 import os
 import re
 import time
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
+from os import (
+    scandir,  # a name of this module's own, so a test can stand in for it here only
+)
 from pathlib import Path, PurePosixPath
 
-from memtui import __version__
-from memtui.field import locations, trust
-from memtui.field.errors import FieldNotFoundError
+from memtui.errors import FieldNotFoundError
+from memtui.field import page_cache, trust
+from memtui.field.history import History, slug
 from memtui.field.page import PageInfo, read_page
+from memtui.store import locations
 
-CACHE_SCHEMA = 5
-CACHE_FILE = "pages.json"
 READ_BATCH = 500
 # A page modified this close before memtui read it may be modified again within the same
 # timestamp tick, leaving size and mtime unchanged; such "racy" entries are not cached.
 RACY_WINDOW_NS = 1_000_000_000
-_SLUG_RE = re.compile(r"[^a-z0-9]+")
 _BARE_MD_PATH_RE = re.compile(r"(?<![\w/.-])((?:[\w.-]+/)*[\w.-]+\.md)\b")
 
 
@@ -56,10 +56,6 @@ def is_page_path(path: str) -> bool:
     return is_page_name(parts[-1])
 
 
-def slug(text: str) -> str:
-    return _SLUG_RE.sub("-", text.casefold()).strip("-")
-
-
 @dataclass(slots=True)
 class ScanEntry:
     path: str
@@ -83,7 +79,7 @@ def scan(root: Path) -> tuple[list[ScanEntry], list[ScanProblem]]:
     while stack:
         rel_dir, abs_dir = stack.pop()
         try:
-            iterator = os.scandir(abs_dir)
+            iterator = scandir(abs_dir)
         except FileNotFoundError:
             continue  # removed while scanning
         except OSError as exc:
@@ -198,23 +194,14 @@ class Field:
             cache_dir = locations.default_cache_dir(path, readonly=readonly, source=source)
         field.cache_dir = cache_dir
         entries, field.scan_problems = scanned if scanned is not None else scan(path)
-        cached = field._read_cache() if use_cache else {}
+        cached = page_cache.read_entries(cache_dir) if use_cache else {}
         pending: list[ScanEntry] = []
         for entry in entries:
-            hit = cached.get(entry.path)
-            if (
-                isinstance(hit, dict)
-                and hit.get("path") == entry.path
-                and hit.get("size") == entry.size
-                and hit.get("mtime_ns") == entry.mtime_ns
-                and isinstance(hit.get("meta"), dict)
-            ):
-                try:
-                    field.pages[entry.path] = PageInfo.from_json(hit)
-                    continue
-                except (TypeError, ValueError, AttributeError):
-                    pass
-            pending.append(entry)
+            info = page_cache.info_if_unchanged(cached.get(entry.path), entry.path, entry.size, entry.mtime_ns)
+            if info is not None:
+                field.pages[entry.path] = info
+            else:
+                pending.append(entry)
         field._cache_stale = len(cached) != len(field.pages)
         return field, pending
 
@@ -243,49 +230,11 @@ class Field:
 
     cache_dir: Path
 
-    def _cache_path(self) -> Path:
-        return self.cache_dir / CACHE_FILE
-
-    def _read_cache(self) -> dict[str, dict]:
-        """The page cache: a header line, then one JSON line per page.
-
-        One line at a time (not one 10 MB ``json.loads``, which would hold the
-        GIL for its whole run and freeze a user interface on another thread).
-        """
-        pages: dict[str, dict] = {}
-        try:
-            with open(self._cache_path(), encoding="utf-8") as handle:
-                header = json.loads(handle.readline() or "null")
-                if (
-                    not isinstance(header, dict)
-                    or header.get("schema") != CACHE_SCHEMA
-                    or header.get("version") != __version__
-                ):
-                    return {}
-                for line in handle:
-                    entry = json.loads(line)
-                    if isinstance(entry, dict) and isinstance(entry.get("path"), str):
-                        pages[entry["path"]] = entry
-        except (OSError, ValueError):
-            return {}
-        return pages
-
     def save_cache(self) -> None:
         """Write the page cache (best effort: the cache is disposable)."""
         if not getattr(self, "cache_dir", None):
             return
-        from memtui.field.safe_write import write_internal_file
-
-        lines = [json.dumps({"schema": CACHE_SCHEMA, "version": __version__})]
-        lines.extend(
-            json.dumps(info.to_json(), separators=(",", ":"))
-            for info in self.pages.values()
-            if not self._is_racy(info)
-        )
-        try:
-            write_internal_file(self._cache_path(), ("\n".join(lines) + "\n").encode())
-        except OSError:
-            pass
+        page_cache.write(self.cache_dir, (info for info in self.pages.values() if not self._is_racy(info)))
 
     def _is_racy(self, info: PageInfo) -> bool:
         """Was the page modified so shortly before it was read that a same-size rewrite
@@ -481,15 +430,13 @@ class Field:
     def history(self):
         """The supersede graph over every page (built on first use)."""
         if self._history is None:
-            from memtui.field.history import History
-
             self._history = History(self)
         return self._history
 
 
 def _zip_root(p: Path) -> Path | None:
     if p.is_file() and p.name.endswith(".zip"):
-        from memtui.field.archive import extract_for_reading
+        from memtui.store.archive import extract_for_reading
 
         return extract_for_reading(p)
     return None

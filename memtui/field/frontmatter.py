@@ -17,11 +17,14 @@ import datetime as _dt
 import math
 import re
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 import yaml
 
-from memtui.field.errors import FrontmatterError
+from memtui.errors import FrontmatterError, StaleWriteError
+from memtui.store import safe_write
+from memtui.store.files import sha256_bytes
 
 try:  # libyaml bindings: ~10x faster; the pure-Python safe loader otherwise.
     _BaseSafeLoader: type = yaml.CSafeLoader
@@ -377,3 +380,33 @@ def set_keys(text: str, values: dict[str, Any]) -> str:
     for key, value in values.items():
         text = set_key(text, key, value)
     return text
+
+
+# --------------------------------------------------------------------------- on disk
+def set_frontmatter_key(
+    root: Path, relpath: str, key: str, value: Any, *, expected_hash: str | None, readonly: bool = False
+) -> str:
+    """Change one frontmatter key of a page on disk, leaving every other byte as it was."""
+    return set_frontmatter_keys(root, relpath, {key: value}, expected_hash=expected_hash, readonly=readonly)
+
+
+def set_frontmatter_keys(
+    root: Path, relpath: str, values: dict[str, Any], *, expected_hash: str | None, readonly: bool = False
+) -> str:
+    target = safe_write.resolve_in_field(Path(root), relpath)
+    with safe_write.os_errors_as_memtui_errors("read", relpath):
+        try:
+            data = target.read_bytes()
+        except FileNotFoundError:
+            raise StaleWriteError(f"{relpath} no longer exists", "it was moved or deleted") from None
+    if expected_hash is not None and sha256_bytes(data) != expected_hash:
+        raise StaleWriteError(
+            f"{relpath} changed on disk since it was loaded", "look at it again before changing it",
+            current_hash=sha256_bytes(data),
+        )
+    text = data.decode("utf-8", "surrogateescape")
+    new_text = set_keys(text, values)
+    return safe_write.write_page(
+        root, relpath, new_text.encode("utf-8", "surrogateescape"),
+        expected_hash=sha256_bytes(data), readonly=readonly,
+    )

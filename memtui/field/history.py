@@ -19,16 +19,28 @@ from __future__ import annotations
 import datetime as _dt
 import fnmatch
 import heapq
+import re
 from collections import defaultdict
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
-if TYPE_CHECKING:
-    from memtui.field.field import Field
-    from memtui.field.page import PageInfo
+from memtui.field.page import PageInfo
 
 CURRENT = "current"
 SUPERSEDED = "superseded"
+_SLUG_RE = re.compile(r"[^a-z0-9]+")
+
+
+def slug(text: str) -> str:
+    return _SLUG_RE.sub("-", text.casefold()).strip("-")
+
+
+class PageSet(Protocol):
+    """What the history needs of a field: its pages, and how a reference resolves."""
+
+    pages: dict[str, PageInfo]
+
+    def resolve(self, target: str, *, near: str | None = None) -> PageInfo | None: ...
 
 
 def _date(value: str | None) -> str | None:
@@ -112,7 +124,7 @@ class BrokenRef:
 
 
 class History:
-    def __init__(self, field_: Field, *, today: _dt.date | None = None) -> None:
+    def __init__(self, field_: PageSet, *, today: _dt.date | None = None) -> None:
         self.field = field_
         self.today = (today or _dt.date.today()).isoformat()
         self.replaces: dict[str, list[str]] = defaultdict(list)  # new path -> old paths
@@ -352,8 +364,6 @@ class History:
     def lookup(self, query: str) -> list[Chain]:
         """Chains for a page (path, id, title...), one inline chain (``path#Key``) or a
         subject (exact, glob or slug)."""
-        from memtui.field.field import slug
-
         page = self.field.resolve(query)
         if page is not None:
             if "#" in query:  # "path#Key" names one inline chain (as Chain.name does)

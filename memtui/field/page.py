@@ -12,16 +12,15 @@ of the model needs, small enough to keep for 10,000 pages and to cache as JSON.
 from __future__ import annotations
 
 import errno
-import hashlib
 import os
-import stat
 from dataclasses import dataclass, field
 from pathlib import PurePosixPath
 from typing import Any
 
 from memtui.field import body as body_mod
 from memtui.field import frontmatter as fm_mod
-from memtui.field.textsafety import find_hazards
+from memtui.store.files import read_bytes, sha256_bytes
+from memtui.textsafety import find_hazards
 
 MAX_PARSE_BYTES = 2 * 1024 * 1024  # bigger files are listed and hashed, not parsed
 BINARY_SNIFF_BYTES = 8192
@@ -32,9 +31,6 @@ ORIGINS = ("agent", "user", "job", "external")
 # Folders whose pages state facts and so should tag every claim line.
 FACT_FOLDERS = ("people", "projects", "decisions", "knowledge", "notes", "memory/notes")
 
-
-def sha256_bytes(data: bytes) -> str:
-    return hashlib.sha256(data).hexdigest()
 
 
 @dataclass(slots=True)
@@ -81,6 +77,7 @@ class PageInfo:
     fm_error_rule: str | None = None
     key_lines: dict[str, int] = field(default_factory=dict)
     body_line: int = 1
+    body_offset: int = 0  # where the body starts in the decoded text (characters)
     heading_title: str | None = None
     tag_counts: dict[str, int] = field(default_factory=dict)
     claim_lines: int = 0
@@ -220,8 +217,12 @@ def is_binary(data: bytes) -> bool:
     return b"\x00" in data[:BINARY_SNIFF_BYTES]
 
 
-def parse_bytes(path: str, data: bytes) -> ParsedPage:
-    """Full parse of a page's bytes. Never raises."""
+def parse_bytes(path: str, data: bytes, *, keep_lines: bool = True) -> ParsedPage:
+    """Full parse of a page's bytes. Never raises.
+
+    ``keep_lines=False`` skips the per-line records of the body, which only a
+    view of the page needs (``summarise`` does not).
+    """
     problems: list[Problem] = []
     text, decode_problem = decode(data)
     if decode_problem:
@@ -230,7 +231,7 @@ def parse_bytes(path: str, data: bytes) -> ParsedPage:
     if fm.error:
         problems.append(Problem(fm.error_rule or "yaml-invalid", fm.error_line, fm.error))
     body_text = text[fm.body_offset :]
-    parsed_body = body_mod.parse_body(body_text, fm.body_line)
+    parsed_body = body_mod.parse_body(body_text, fm.body_line, keep_lines=keep_lines)
     return ParsedPage(
         path=path,
         data=data,
@@ -283,6 +284,7 @@ def summarise(parsed: ParsedPage, size: int, mtime_ns: int) -> PageInfo:
         fm_error_rule=fm.error_rule,
         key_lines=fm.key_lines,
         body_line=fm.body_line,
+        body_offset=fm.body_offset,
         heading_title=heading_title,
         tag_counts=b.tag_counts,
         claim_lines=b.claim_line_count,
@@ -314,36 +316,6 @@ def unparsed_info(path: str, data: bytes, size: int, mtime_ns: int, rule: str, m
     )
 
 
-def read_bytes(abspath: str | os.PathLike[str]) -> tuple[bytes, os.stat_result] | None:
-    """Read a regular file without following a symlink at the last step; None if gone.
-
-    ``O_NONBLOCK`` keeps a FIFO put where a page was from blocking the reader;
-    anything but a regular file raises ``OSError``.
-    """
-    flags = (
-        os.O_RDONLY
-        | getattr(os, "O_NOFOLLOW", 0)
-        | getattr(os, "O_CLOEXEC", 0)
-        | getattr(os, "O_NONBLOCK", 0)
-    )
-    try:
-        fd = os.open(abspath, flags)
-    except FileNotFoundError:
-        return None
-    try:
-        st = os.fstat(fd)
-        if not stat.S_ISREG(st.st_mode):
-            raise OSError(errno.EINVAL, "not a regular file")
-        chunks = []
-        while True:
-            chunk = os.read(fd, 1 << 20)
-            if not chunk:
-                break
-            chunks.append(chunk)
-        return b"".join(chunks), st
-    finally:
-        os.close(fd)
-
 
 def info_from_bytes(path: str, data: bytes, size: int, mtime_ns: int) -> PageInfo:
     if is_binary(data):
@@ -357,7 +329,7 @@ def info_from_bytes(path: str, data: bytes, size: int, mtime_ns: int) -> PageInf
             "page-too-large",
             f"{size:,} bytes: too large to parse (limit {MAX_PARSE_BYTES // (1024 * 1024)} MB); shown raw only",
         )
-    return summarise(parse_bytes(path, data), size, mtime_ns)
+    return summarise(parse_bytes(path, data, keep_lines=False), size, mtime_ns)
 
 
 def read_page(root: str | os.PathLike[str], path: str) -> PageInfo | None:

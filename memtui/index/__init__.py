@@ -1,6 +1,9 @@
 """The search index: a disposable Whoosh cache of a field, kept in sync by watchdog.
 
-No Textual here. ``IndexService`` is the entry point; see ``service.py``.
+``IndexService`` is the entry point; see ``service.py``.
+
+May import: ``memtui.field``, ``memtui.store``, ``memtui.errors``,
+``memtui.textsafety``. Never Textual, the review workflows or the user interfaces.
 
 Modules: ``analysis`` (schema, recipe, how text becomes terms), ``fastwrite``
 (a quicker Whoosh segment writer), ``records`` (a page as the index sees it),

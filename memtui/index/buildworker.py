@@ -6,7 +6,8 @@ on stdin/stdout with the process that started it (and only with it):
     <- ("optimize", gen_dir)              or: merge every segment of gen_dir into one
     -> ("optimized", None)
 
-    <- ("read", root, [path, ...])       read and parse these pages
+    <- ("read", root, [path, ...], page_cache_dir or None)
+                                           read and parse these pages (parsed ones from the page cache)
     -> ("progress", count)                 now and then
     -> ("records", [PageRecord, ...])      what the parent needs for statuses
     <- ("index", gen_dir, {path: (status, successors)})
@@ -50,6 +51,7 @@ def serve(inbox: BinaryIO, outbox: BinaryIO) -> None:
 
     from memtui.index.analysis import build_schema, codec
     from memtui.index.fastwrite import FastSegmentWriter
+    from memtui.field import page_cache
     from memtui.index.records import read_page_doc
 
     message = receive(inbox)
@@ -59,11 +61,13 @@ def serve(inbox: BinaryIO, outbox: BinaryIO) -> None:
         writer.commit(optimize=True)
         send(outbox, ("optimized", None))
         return
-    command, root, paths = message
+    command, root, paths, cache_dir = message
     assert command == "read"
+    cached = page_cache.read_entries(Path(cache_dir), wanted=set(paths)) if cache_dir else {}
     docs = []
     for number, path in enumerate(paths, start=1):
-        doc = read_page_doc(Path(root), path)
+        known = page_cache.info_of(cached.get(path))  # used only if its hash matches the bytes read
+        doc = read_page_doc(Path(root), path, known)
         if doc is not None:
             docs.append(doc)
         if number % 250 == 0:

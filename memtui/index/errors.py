@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from memtui.field.errors import MemtuiError
+from memtui.errors import MemtuiError
 
 
 class QueryError(MemtuiError):

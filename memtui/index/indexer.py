@@ -19,6 +19,7 @@ from pathlib import Path
 from whoosh import index as whoosh_index
 from whoosh.reading import SegmentReader
 
+from memtui.field import page_cache
 from memtui.field.field import ScanEntry, is_page_path, scan
 from memtui.index.analysis import build_schema, codec
 from memtui.index.fastwrite import FastSegmentWriter
@@ -266,12 +267,19 @@ class IndexGeneration:
         return known is not None and known.size == entry.size and known.mtime_ns == entry.mtime_ns
 
 
-def read_all(root: Path, entries: list[ScanEntry], progress: Progress | None = None) -> list[PageDoc]:
-    """Read every listed page for a full build (pages that vanished meanwhile are skipped)."""
+def read_all(
+    root: Path, entries: list[ScanEntry], progress: Progress | None = None, *, page_cache_dir: Path | None = None
+) -> list[PageDoc]:
+    """Read every listed page for a full build (pages that vanished meanwhile are skipped).
+
+    Pages the field has already read (``page_cache_dir``) are not parsed again.
+    """
     docs: list[PageDoc] = []
     total = len(entries)
+    cached = page_cache.read_entries(page_cache_dir) if page_cache_dir is not None else {}
     for number, entry in enumerate(entries, start=1):
-        doc = read_page_doc(root, entry.path)
+        known = page_cache.info_if_unchanged(cached.get(entry.path), entry.path, entry.size, entry.mtime_ns)
+        doc = read_page_doc(root, entry.path, known)
         if doc is not None:
             docs.append(doc)
         if progress is not None and (number % PROGRESS_EVERY == 0 or number == total):

@@ -115,9 +115,18 @@ def _await(workers: list[_Worker], kind: str, done: list[int], total: int, phase
 
 
 def build_parallel(
-    root: Path, gen_dir: Path, entries: list[ScanEntry], progress: Progress | None = None
+    root: Path,
+    gen_dir: Path,
+    entries: list[ScanEntry],
+    progress: Progress | None = None,
+    *,
+    page_cache_dir: Path | None = None,
 ) -> dict[str, PageRecord] | None:
-    """Build ``gen_dir`` (an empty, created index) from ``entries``; the records, or None on failure."""
+    """Build ``gen_dir`` (an empty, created index) from ``entries``; the records, or None on failure.
+
+    Each helper takes the pages the field has already read from the page cache
+    in ``page_cache_dir`` instead of parsing them again.
+    """
     count = worker_count()
     shares: list[list[str]] = [[] for _ in range(count)]
     loads = [0] * count
@@ -130,7 +139,7 @@ def build_parallel(
     try:
         for number in range(count):
             workers.append(_Worker(number))
-            workers[-1].send(("read", str(root), shares[number]))
+            workers[-1].send(("read", str(root), shares[number], str(page_cache_dir) if page_cache_dir else None))
         parts = _await(workers, "records", [0] * count, total, "reading", progress)
         records = {record.path: record for part in parts for record in part}
         statuses = compute_statuses(root, records)

@@ -20,8 +20,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-
-from memtui.field.errors import FrontmatterError
+from memtui.errors import FrontmatterError
 from memtui.field.frontmatter import parse_yaml_mapping
 from memtui.index.errors import GoldenFileError
 from memtui.index.model import SearchHit

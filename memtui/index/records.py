@@ -1,11 +1,14 @@
 """A page as the index sees it: read once, turned into a Whoosh document and a record.
 
 ``read_page_doc`` reads one file (never following a symlink, never blocking on
-a FIFO), parses only its frontmatter, and returns the text fields to index plus
-a ``PageRecord``: size, mtime and SHA-256 (the *inputs* the index was built
-from), the frontmatter keys the supersede graph and trust need, and the page's
-status. Records are stored inside the index (the ``rec`` field), so a warm open
-compares them with a ``stat`` of the folder without reading any page.
+a FIFO) and reads it the way the rest of memtui does: through the field's own
+page parser (``memtui.field.page.info_from_bytes``), or, when the field has
+already read those exact bytes, from its ``PageInfo`` in the page cache. It
+returns the text fields to index plus a ``PageRecord``: size, mtime and SHA-256
+(the *inputs* the index was built from), the frontmatter keys the supersede
+graph and trust need, and the page's status. Records are stored inside the
+index (the ``rec`` field), so a warm open compares them with a ``stat`` of the
+folder without reading any page.
 
 Statuses come from ``memtui.field.history.History`` run over light page
 summaries made from the records (``compute_statuses``): the same rules the rest
@@ -21,12 +24,12 @@ from pathlib import Path, PurePosixPath
 from typing import Any
 
 from memtui.field import body as body_mod
-from memtui.field import frontmatter as fm_mod
 from memtui.field import trust as trust_mod
 from memtui.field.field import Field
 from memtui.field.history import CURRENT, History
-from memtui.field.page import MAX_PARSE_BYTES, PageInfo, decode, is_binary, read_bytes, sha256_bytes
+from memtui.field.page import PageInfo, decode, info_from_bytes
 from memtui.index.analysis import SUMMARY_REPEAT, TITLE_REPEAT
+from memtui.store.files import read_bytes, sha256_bytes
 
 # Frontmatter keys kept in a record: what History, resolve() and trust_state() read.
 HISTORY_KEYS = (
@@ -46,9 +49,6 @@ HISTORY_KEYS = (
 )
 # Of those, the ones whose change can change some page's status.
 STATUS_KEYS = ("id", "uuid", "title", "subject", "kind", "valid_from", "valid_to", "created", "supersedes")
-
-_H1_RE = re.compile(r"^#[ \t]+(.+?)[ \t#]*\r?$", re.MULTILINE)
-_HEADING_LINE_RE = re.compile(r"^#{1,6}[ \t].*\[", re.MULTILINE)
 
 
 @dataclass(slots=True)
@@ -169,7 +169,7 @@ def _light_meta(meta: dict[str, Any]) -> dict[str, Any]:
 def read_bytes_safely(abspath: str) -> tuple[bytes, os.stat_result] | None:
     """The bytes of a regular file; ``None`` if it is gone, unreadable or not a regular file.
 
-    Symlinks are not followed and a FIFO never blocks (see ``memtui.field.page.read_bytes``).
+    Symlinks are not followed and a FIFO never blocks (see ``memtui.store.files.read_bytes``).
     """
     try:
         return read_bytes(abspath)
@@ -178,58 +178,48 @@ def read_bytes_safely(abspath: str) -> tuple[bytes, os.stat_result] | None:
         return None
 
 
-def _tags_and_heading(body: str, first_line: int) -> tuple[dict[str, int], str | None]:
-    """Source-tag counts and the first level-1 heading, as ``memtui.field.body`` counts them."""
-    if "```" in body or "~~~" in body or _HEADING_LINE_RE.search(body):
-        parsed = body_mod.parse_body(body, first_line)
-        heading = next((title for _, level, title in parsed.headings if level == 1), None)
-        return dict(parsed.tag_counts), heading
-    counts = dict.fromkeys(body_mod.SOURCE_TAGS, 0)
-    for tag in body_mod.TAG_RE.findall(body):
-        counts[tag.lower()] += 1
-    match = _H1_RE.search(body)
-    return counts, (match.group(1).strip() if match else None)
+def record_of(info: PageInfo, mtime_ns: int | None = None) -> PageRecord:
+    """The index's record of a page the field's parser read."""
+    return PageRecord(
+        path=info.path,
+        size=info.size,
+        mtime_ns=info.mtime_ns if mtime_ns is None else mtime_ns,
+        sha256=info.sha256,
+        meta=_light_meta(info.meta),
+        heading=info.heading_title,
+        title=info.title,
+        trust=trust_mod.trust_state(info.meta, info.path),
+        tag_counts=dict(info.tag_counts) or dict.fromkeys(body_mod.SOURCE_TAGS, 0),
+    )
 
 
-def doc_from_bytes(path: str, data: bytes, mtime_ns: int) -> PageDoc:
-    """Parse what the index needs from a page's bytes. Never raises."""
-    stem = PurePosixPath(path).stem
+def doc_from_bytes(path: str, data: bytes, mtime_ns: int, known: PageInfo | None = None) -> PageDoc:
+    """What the index needs from a page's bytes. Never raises.
+
+    ``known`` is the field's reading of this page (from the page cache); it is
+    used when it describes exactly these bytes, else the page is parsed here,
+    by the same parser.
+    """
     sha = sha256_bytes(data)
-    if is_binary(data) or len(data) > MAX_PARSE_BYTES:
-        record = PageRecord(
-            path, len(data), mtime_ns, sha, {}, None, stem, trust_mod.trust_state({}, path),
-            dict.fromkeys(body_mod.SOURCE_TAGS, 0),
-        )
+    if known is None or known.path != path or known.sha256 != sha or known.size != len(data):
+        known = info_from_bytes(path, data, len(data), mtime_ns)
+    record = record_of(known, mtime_ns)
+    if not known.parsed:
         return PageDoc(record, "", "", [])
     text, _ = decode(data)
-    text = text.removeprefix("\ufeff")
-    fm = fm_mod.parse(text)
-    meta = fm.data if isinstance(fm.data, dict) else {}
-    body = text[fm.body_offset :]
-    tags, heading = _tags_and_heading(body, fm.body_line)
-    title = _text(meta.get("title")) or heading or stem
-    record = PageRecord(
-        path=path,
-        size=len(data),
-        mtime_ns=mtime_ns,
-        sha256=sha,
-        meta=_light_meta(meta),
-        heading=heading,
-        title=title,
-        trust=trust_mod.trust_state(meta, path),
-        tag_counts=tags,
+    tags = record.tag_counts
+    return PageDoc(
+        record, _text(known.summary) or "", text[known.body_offset :], [tag for tag, count in tags.items() if count]
     )
-    summary = _text(meta.get("summary")) or ""
-    return PageDoc(record, summary, body, [tag for tag, count in tags.items() if count])
 
 
-def read_page_doc(root: Path, path: str) -> PageDoc | None:
+def read_page_doc(root: Path, path: str, known: PageInfo | None = None) -> PageDoc | None:
     """Read and parse one page for the index; ``None`` when it is gone or not a regular file."""
     result = read_bytes_safely(os.path.join(os.fspath(root), *path.split("/")))
     if result is None:
         return None
     data, st = result
-    return doc_from_bytes(path, data, st.st_mtime_ns)
+    return doc_from_bytes(path, data, st.st_mtime_ns, known)
 
 
 def compute_statuses(root: Path, records: dict[str, PageRecord]) -> dict[str, tuple[str, tuple[str, ...]]]:

@@ -44,7 +44,6 @@ from whoosh.searching import TimeLimit
 
 from memtui.field import frontmatter as fm_mod
 from memtui.field.page import decode
-from memtui.field.textsafety import one_line
 from memtui.index.analysis import (
     DEFAULT_FIELDS,
     QUERY_FIELDS,
@@ -58,6 +57,7 @@ from memtui.index.analysis import (
 from memtui.index.errors import QueryError
 from memtui.index.model import SearchHit, SearchResults
 from memtui.index.records import PageRecord, read_bytes_safely
+from memtui.textsafety import one_line
 
 MAX_QUERY_CHARS = 500
 MAX_TERMS = 64

@@ -44,8 +44,7 @@ from typing import Self
 
 from whoosh import index as whoosh_index
 
-from memtui.field import locations
-from memtui.field.errors import MemtuiError
+from memtui.errors import MemtuiError
 from memtui.field.field import scan
 from memtui.index.analysis import RECIPE, WORD_RE, build_schema
 from memtui.index.errors import IndexUnavailableError, QueryError
@@ -77,6 +76,7 @@ from memtui.index.store import (
     write_manifest,
 )
 from memtui.index.watcher import FLUSH_PREFIX, Debouncer, FieldWatcher
+from memtui.store import locations
 
 Progress = Callable[[int, int, str], None]
 OnChange = Callable[[ChangeBatch], None]
@@ -108,6 +108,8 @@ class IndexService:
             self.root, readonly=readonly_field, source=source
         )
         self.golden_path = Path(golden) if golden else self.root / GOLDEN_FILE
+        # The field's page cache: pages it has read are not parsed again by a build.
+        self.page_cache_dir = locations.default_cache_dir(self.root, readonly=readonly_field, source=source)
         self._store = IndexStore(self.location)
         self._gen: IndexGeneration | None = None
         self._manifest: Manifest | None = None
@@ -396,7 +398,7 @@ class IndexService:
             gen = None
             if should_run_parallel(len(entries)):
                 gen = IndexGeneration.create(new_dir)
-                records = build_parallel(self.root, new_dir, entries, progress)
+                records = build_parallel(self.root, new_dir, entries, progress, page_cache_dir=self.page_cache_dir)
                 if records is None:
                     report.notes.append(f"the two-process build failed ({last_failure()}): built in one process")
                     shutil.rmtree(new_dir, ignore_errors=True)
@@ -407,7 +409,7 @@ class IndexService:
             if gen is None:
                 if progress is not None:
                     progress(0, len(entries), "reading")
-                docs = read_all(self.root, entries, progress)
+                docs = read_all(self.root, entries, progress, page_cache_dir=self.page_cache_dir)
                 assign_statuses(self.root, docs)
                 gen = IndexGeneration.create(new_dir)
                 gen.build(docs, len(docs), progress)

@@ -34,8 +34,8 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from memtui.field import locations
-from memtui.field.safe_write import write_internal_file
+from memtui.store import locations
+from memtui.store.safe_write import write_internal_file
 
 POINTER_FILE = "CURRENT"
 LOCK_FILE = "writer.lock"

@@ -52,8 +52,8 @@ from watchdog.events import (
 from watchdog.observers.api import BaseObserver
 from watchdog.observers.polling import PollingObserver
 
-from memtui.field import locations
 from memtui.field.field import is_scratch_name
+from memtui.store import locations
 
 # watchdog reports through logging and warnings from its own threads; in the TUI
 # that text would land on the screen. What matters (overflow, dead observer) is

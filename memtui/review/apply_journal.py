@@ -44,9 +44,10 @@ from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 from typing import Any
 
-from memtui.field import gitrepo, ledger, locations, safe_write
-from memtui.field.errors import MemtuiError, StaleWriteError
-from memtui.field.page import sha256_bytes
+from memtui.errors import MemtuiError, StaleWriteError
+from memtui.review import ledger
+from memtui.store import gitrepo, locations, safe_write
+from memtui.store.files import sha256_bytes
 
 JOURNAL_DIR = "journal"
 ARCHIVE_DIR = "archive"

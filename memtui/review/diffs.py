@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from memtui.field.body import TAG_RE
-from memtui.field.textsafety import visible
+from memtui.textsafety import visible
 
 CONTEXT_LINES = 3
 _WORD_RE = re.compile(r"\w+|\s+|[^\w\s]", re.UNICODE)

@@ -21,7 +21,7 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from memtui.field.textsafety import find_hazards, one_line
+from memtui.textsafety import find_hazards, one_line
 
 DANGER = "danger"
 NOTICE = "notice"

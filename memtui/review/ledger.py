@@ -37,7 +37,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from memtui.field import locations, safe_write
+from memtui.store import locations, safe_write
 
 LEDGER_FILE = "ledger.jsonl"
 

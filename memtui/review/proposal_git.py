@@ -23,10 +23,8 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from memtui.field import gitrepo
-from memtui.field.errors import MemtuiError
-from memtui.field.page import sha256_bytes
-from memtui.field.proposal_model import (
+from memtui.errors import MemtuiError
+from memtui.review.proposal_model import (
     CARRIER_GIT,
     CREATE,
     DELETE,
@@ -37,6 +35,8 @@ from memtui.field.proposal_model import (
     id_problem,
     page_path_problem,
 )
+from memtui.store import gitrepo
+from memtui.store.files import sha256_bytes
 
 JOB_TRAILER_RE = re.compile(r"^(?:Dream-Job|Job):[ \t]*(\S+)[ \t]*$", re.IGNORECASE | re.MULTILINE)
 EVIDENCE_TRAILER_RE = re.compile(r"^(?:Dream-Evidence|Evidence):[ \t]*(.+?)[ \t]*$", re.IGNORECASE | re.MULTILINE)

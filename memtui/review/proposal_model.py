@@ -21,9 +21,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from memtui.field import safe_write
-from memtui.field.errors import UnsafePathError
-from memtui.field.page import sha256_bytes
+from memtui.errors import UnsafePathError
+from memtui.store import safe_write
+from memtui.store.files import sha256_bytes
 
 CARRIER_STAGING = "staging"
 CARRIER_GIT = "git"

@@ -22,11 +22,9 @@ import stat
 from pathlib import Path
 from typing import Any
 
-from memtui.field import locations
-from memtui.field.errors import FrontmatterError
+from memtui.errors import FrontmatterError
 from memtui.field.frontmatter import parse_yaml_mapping
-from memtui.field.page import read_bytes
-from memtui.field.proposal_model import (
+from memtui.review.proposal_model import (
     CARRIER_STAGING,
     CREATE,
     DELETE,
@@ -38,6 +36,8 @@ from memtui.field.proposal_model import (
     is_sha256,
     page_path_problem,
 )
+from memtui.store import locations
+from memtui.store.files import read_bytes
 
 PROPOSALS_DIR = "proposals"
 MANIFEST = "proposal.yaml"

@@ -43,14 +43,16 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from memtui.field import apply_journal, gitrepo, ledger, safe_write
+from memtui.errors import MemtuiError, ReadOnlyFieldError, StaleWriteError
 from memtui.field.checks import ERROR, Finding, run_checks
-from memtui.field.diffs import PageDiff, page_diff
-from memtui.field.errors import MemtuiError, ReadOnlyFieldError, StaleWriteError
-from memtui.field.page import info_from_bytes, sha256_bytes
-from memtui.field.proposal_git import load_git
-from memtui.field.proposal_model import CARRIER_GIT, DELETE, PageChange, Proposal
-from memtui.field.proposal_staging import load_staging
+from memtui.field.page import info_from_bytes
+from memtui.review import apply_journal, ledger
+from memtui.review.diffs import PageDiff, page_diff
+from memtui.review.proposal_git import load_git
+from memtui.review.proposal_model import CARRIER_GIT, DELETE, PageChange, Proposal
+from memtui.review.proposal_staging import load_staging
+from memtui.store import gitrepo, safe_write
+from memtui.store.files import sha256_bytes
 
 if TYPE_CHECKING:
     from memtui.field.field import Field

@@ -35,12 +35,20 @@ from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 from typing import TYPE_CHECKING, Any
 
-from memtui.field import apply_journal, injection, ledger, locations, safe_write, trust
+from memtui.errors import (
+    MemtuiError,
+    ReadOnlyFieldError,
+    StaleWriteError,
+    UnsafePathError,
+)
 from memtui.field import frontmatter as fm_mod
-from memtui.field.errors import MemtuiError, ReadOnlyFieldError, StaleWriteError, UnsafePathError
-from memtui.field.injection import Flag
-from memtui.field.page import parse_bytes, read_bytes, sha256_bytes
-from memtui.field.textsafety import find_hazards, visible
+from memtui.field import trust
+from memtui.field.page import parse_bytes
+from memtui.review import apply_journal, injection, ledger
+from memtui.review.injection import Flag
+from memtui.store import locations, safe_write
+from memtui.store.files import read_bytes, sha256_bytes
+from memtui.textsafety import find_hazards, visible
 
 if TYPE_CHECKING:
     from memtui.field.field import Field
@@ -437,7 +445,7 @@ def approve_pages(
         if destination is not None:
             safe_write.move_page(root, path, destination, expected_hash=before)
             where = destination
-        after = safe_write.set_frontmatter_keys(
+        after = fm_mod.set_frontmatter_keys(
             root,
             where,
             {"reviewed": True, "reviewed_by": who, "reviewed_at": stamp},

@@ -19,9 +19,9 @@ import zipfile
 import zlib
 from pathlib import Path, PurePosixPath
 
-from memtui.field import locations
-from memtui.field.errors import ArchiveError
-from memtui.field.textsafety import visible
+from memtui.errors import ArchiveError
+from memtui.store import locations
+from memtui.textsafety import visible
 
 MAX_MEMBER_BYTES = 64 * 1024 * 1024
 MAX_TOTAL_BYTES = 512 * 1024 * 1024

@@ -20,8 +20,8 @@ from __future__ import annotations
 import difflib
 from dataclasses import dataclass
 
-from memtui.field.errors import MemtuiError
-from memtui.field.textsafety import BIDI_NAMES, ZERO_WIDTH_NAMES
+from memtui.errors import MemtuiError
+from memtui.textsafety import BIDI_NAMES, ZERO_WIDTH_NAMES
 
 _PUA_BASE = 0xE000
 _SPECIAL = (
@@ -137,7 +137,7 @@ def to_bytes(buffer: EditBuffer, edited: str) -> bytes:
 
 def hidden_positions(buffer: EditBuffer, text: str) -> list[tuple[int, int, str]]:
     """(line, column, what) for every placeholder in the editor ``text``, 1-based."""
-    from memtui.field.textsafety import placeholder
+    from memtui.textsafety import placeholder
 
     found = []
     for number, line in enumerate(text.split("\n"), start=1):

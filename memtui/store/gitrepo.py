@@ -21,7 +21,7 @@ import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 
-from memtui.field.errors import MemtuiError
+from memtui.errors import MemtuiError
 
 SAFE_CONFIG = (
     "-c", "core.hooksPath=/dev/null",

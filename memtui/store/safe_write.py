@@ -19,19 +19,22 @@ import re
 import stat
 import tempfile
 from pathlib import Path, PurePosixPath
-from typing import Any
 
-from memtui.field import frontmatter as fm_mod
-from memtui.field import locations
-from memtui.field.errors import MemtuiError, ReadOnlyFieldError, StaleWriteError, UnsafePathError
-from memtui.field.page import sha256_bytes
+from memtui.errors import (
+    MemtuiError,
+    ReadOnlyFieldError,
+    StaleWriteError,
+    UnsafePathError,
+)
+from memtui.store import locations
+from memtui.store.files import sha256_bytes
 
 MUST_NOT_EXIST = "absent"  # pass as expected_hash when creating a new page
 PROTECTED_TOP = (locations.SESSIONS_DIR, ".git")
 
 
 @contextlib.contextmanager
-def _os_errors_as_memtui_errors(action: str, relpath: str):
+def os_errors_as_memtui_errors(action: str, relpath: str):
     """Turn an OSError (no space, no permission, a file where a folder should be) into
     a MemtuiError with a hint, so callers that catch MemtuiError never see a traceback."""
     try:
@@ -207,7 +210,7 @@ def write_page(
         raise ReadOnlyFieldError("this field is read-only (opened from a zip)", "export or extract it to edit")
     root = Path(root)
     target = resolve_in_field(root, relpath)
-    with _os_errors_as_memtui_errors("read", relpath):
+    with os_errors_as_memtui_errors("read", relpath):
         try:
             with open(target, "rb") as handle:
                 old = handle.read()
@@ -230,7 +233,7 @@ def write_page(
                 "reload it, or choose to overwrite",
                 current_hash=now,
             )
-    with _os_errors_as_memtui_errors("write", relpath):
+    with os_errors_as_memtui_errors("write", relpath):
         target.parent.mkdir(parents=True, exist_ok=True)
         if old is not None and keep_previous:
             keep_blob(root, old)
@@ -238,33 +241,6 @@ def write_page(
     return sha256_bytes(data)
 
 
-def set_frontmatter_key(
-    root: Path, relpath: str, key: str, value: Any, *, expected_hash: str | None, readonly: bool = False
-) -> str:
-    """Change one frontmatter key of a page on disk, leaving every other byte as it was."""
-    return set_frontmatter_keys(root, relpath, {key: value}, expected_hash=expected_hash, readonly=readonly)
-
-
-def set_frontmatter_keys(
-    root: Path, relpath: str, values: dict[str, Any], *, expected_hash: str | None, readonly: bool = False
-) -> str:
-    target = resolve_in_field(Path(root), relpath)
-    with _os_errors_as_memtui_errors("read", relpath):
-        try:
-            data = target.read_bytes()
-        except FileNotFoundError:
-            raise StaleWriteError(f"{relpath} no longer exists", "it was moved or deleted") from None
-    if expected_hash is not None and sha256_bytes(data) != expected_hash:
-        raise StaleWriteError(
-            f"{relpath} changed on disk since it was loaded", "look at it again before changing it",
-            current_hash=sha256_bytes(data),
-        )
-    text = data.decode("utf-8", "surrogateescape")
-    new_text = fm_mod.set_keys(text, values)
-    return write_page(
-        root, relpath, new_text.encode("utf-8", "surrogateescape"),
-        expected_hash=sha256_bytes(data), readonly=readonly,
-    )
 
 
 def move_page(
@@ -283,7 +259,7 @@ def move_page(
         raise StaleWriteError(f"{src} changed on disk since it was loaded", "look at it again first")
     if not source.exists():
         raise StaleWriteError(f"{src} no longer exists", "it was moved or deleted")
-    with _os_errors_as_memtui_errors("move", src):
+    with os_errors_as_memtui_errors("move", src):
         dest.parent.mkdir(parents=True, exist_ok=True)
         try:
             # link + unlink never replaces an existing destination.

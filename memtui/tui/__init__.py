@@ -1,1 +1,5 @@
-"""The Textual application: screens, widgets and styles (``*.tcss``)."""
+"""The Textual application: screens, widgets and styles (``*.tcss``).
+
+May import every layer below (``field``, ``review``, ``index``, ``store``);
+never ``memtui.cli``.
+"""

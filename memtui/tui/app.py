@@ -23,21 +23,19 @@ from textual.binding import Binding
 from textual.signal import Signal
 from textual.worker import get_current_worker
 
-from memtui.field.errors import MemtuiError
+from memtui.errors import MemtuiError
 from memtui.field.field import Field, open_field_cached, scan
-from memtui.field.locations import default_cache_dir
+from memtui.field.history import CURRENT
 from memtui.index.model import ChangeBatch
 from memtui.resources import themes_dir
-from memtui.tui import safe
+from memtui.store.locations import default_cache_dir
+from memtui.tui import row_cache, safe
 from memtui.tui.commands import ActionsProvider, PagesProvider
 from memtui.tui.events import FieldEvent, LoadProgress
-from memtui.field.history import CURRENT
-from memtui.tui import row_cache
 from memtui.tui.model import PENDING, Analysis, PageRow, analyse, make_row, quick_rows
 from memtui.tui.screens.browse import BrowseScreen
 from memtui.tui.settings import Settings
 from memtui.tui.themes import load_themes, tag_colours
-
 
 LOAD_BATCH = 1000
 LIVE_LOOKUP_LIMIT = 2000  # above this many pages, stale lookups wait for the next analysis
@@ -217,14 +215,16 @@ class MemtuiApp(App):
         loaded = self.field
         self.pending_paths = set()
         self.load_progress = LoadProgress("loaded", len(loaded), len(loaded))
-        if loaded._cache_stale:
-            self.save_page_cache(loaded.snapshot())
+        stale_cache = loaded.snapshot() if loaded._cache_stale else None
         self._recover_interrupted()
         self.request_analysis()
         if self.use_index and len(loaded):
-            self.open_index()
+            # The index builds from the page cache (pages read here are not parsed again): save it first.
+            self.open_index(stale_cache)
         else:
             self.index_ready.set()
+            if stale_cache is not None:
+                self.save_page_cache(stale_cache)
         self.field_signal.publish(FieldEvent("loaded"))
 
     @work(thread=True, group="cache", name="save row cache")
@@ -248,7 +248,7 @@ class MemtuiApp(App):
         if self.field is None or self.field.readonly:
             return
         try:
-            from memtui.field import apply_journal
+            from memtui.review import apply_journal
         except ImportError:
             return
         try:
@@ -325,7 +325,10 @@ class MemtuiApp(App):
 
     # ------------------------------------------------------------------ index
     @work(thread=True, exclusive=True, group="index", name="open index")
-    def open_index(self) -> None:
+    def open_index(self, save_first: Field | None = None) -> None:
+        """Open (or build) the search index; ``save_first``: a field snapshot whose page cache to write first."""
+        if save_first is not None:
+            save_first.save_cache()
         try:
             from memtui.index import IndexService
         except ImportError as exc:  # pragma: no cover - the package ships with memtui

@@ -13,7 +13,7 @@ from functools import partial
 from rich.text import Text
 from textual.command import DiscoveryHit, Hit, Hits, Provider
 
-from memtui.field.textsafety import one_line
+from memtui.textsafety import one_line
 
 MAX_PAGE_HITS = 40
 

@@ -13,10 +13,17 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from memtui.field import trust as trust_mod
-from memtui.field.checks import ERROR, INFO, WARNING, Finding, findings_by_path, run_checks
+from memtui.field.checks import (
+    ERROR,
+    INFO,
+    WARNING,
+    Finding,
+    findings_by_path,
+    run_checks,
+)
 from memtui.field.field import Field
 from memtui.field.history import CURRENT, SUPERSEDED
-from memtui.field.textsafety import one_line
+from memtui.textsafety import one_line
 
 # Badge glyph + word: states are never shown by colour alone.
 BADGES = {
@@ -140,8 +147,8 @@ def make_row(info, status: str, findings: list[Finding], proposals: int) -> Page
 
 def load_proposals(field_: Field) -> tuple[list[Any], dict[str, list[str]], dict[str, dict], str | None]:
     """Pending proposals (queue entries), the proposals touching each page, regret per job."""
-    from memtui.field import proposals as proposals_mod
-    from memtui.field.errors import MemtuiError
+    from memtui.errors import MemtuiError
+    from memtui.review import proposals as proposals_mod
 
     try:
         queue = proposals_mod.proposal_queue(field_.root, field=field_, with_checks=False)

@@ -15,7 +15,7 @@ from pathlib import Path
 
 from memtui import __version__
 from memtui.field.field import ScanEntry
-from memtui.field.safe_write import write_internal_file
+from memtui.store.safe_write import write_internal_file
 from memtui.tui.model import PENDING, PageRow, make_cells, pending_row
 
 ROW_CACHE = "rows.json"

@@ -14,7 +14,7 @@ from typing import Any
 
 from rich.text import Text
 
-from memtui.field.textsafety import one_line, visible
+from memtui.textsafety import one_line, visible
 
 
 def line(value: Any, style: str = "", *, limit: int | None = None) -> Text:

@@ -6,8 +6,8 @@ import json
 from dataclasses import asdict, dataclass, fields
 from pathlib import Path
 
-from memtui.field.locations import user_config_dir
-from memtui.field.safe_write import write_internal_file
+from memtui.store.locations import user_config_dir
+from memtui.store.safe_write import write_internal_file
 
 
 @dataclass

@@ -9,7 +9,7 @@ from textual.content import Content
 from textual.screen import Screen
 from textual.widgets import ContentSwitcher, Footer, Header, Static, Tab, Tabs, Tree
 
-from memtui.field.textsafety import one_line
+from memtui.textsafety import one_line
 from memtui.tui import safe
 from memtui.tui.events import FieldEvent
 from memtui.tui.model import FILTERS, PageRow

@@ -10,7 +10,7 @@ from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import Button, Input, Static
 
-from memtui.field.textsafety import one_line
+from memtui.textsafety import one_line
 
 
 class ChoiceDialog(ModalScreen[str | None]):

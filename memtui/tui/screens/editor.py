@@ -1,7 +1,7 @@
 """Inline editing that never loses a byte, while agents keep writing to the same folder.
 
 - The page is edited as text (frontmatter included); lines the human does not
-  touch keep their exact bytes and line endings (``memtui.field.edit_buffer``).
+  touch keep their exact bytes and line endings (``memtui.store.edit_buffer``).
 - Save validates first (frontmatter that no longer parses, checks the edit newly
   breaks), then writes through the safe writer, bound to the content hash the
   editor loaded. If the file changed on disk meanwhile, the human chooses:
@@ -26,14 +26,17 @@ from textual.containers import Vertical, VerticalScroll
 from textual.screen import ModalScreen, Screen
 from textual.widgets import Button, Footer, Header, Static, TextArea
 
-from memtui.field import diffs, frontmatter, gitrepo, ledger
+from memtui.errors import MemtuiError
+from memtui.field import frontmatter
 from memtui.field.body import LIST_MARKER_RE, TAG_RE
 from memtui.field.checks import page_findings
-from memtui.field.edit_buffer import EditBuffer, hidden_positions, open_buffer, to_bytes
-from memtui.field.errors import MemtuiError
-from memtui.field.page import info_from_bytes, parse_bytes, read_bytes, sha256_bytes
-from memtui.field.safe_write import MUST_NOT_EXIST, write_page
-from memtui.field.textsafety import one_line
+from memtui.field.page import info_from_bytes, parse_bytes
+from memtui.review import diffs, ledger
+from memtui.store import gitrepo
+from memtui.store.edit_buffer import EditBuffer, hidden_positions, open_buffer, to_bytes
+from memtui.store.files import read_bytes, sha256_bytes
+from memtui.store.safe_write import MUST_NOT_EXIST, write_page
+from memtui.textsafety import one_line
 from memtui.tui import safe
 from memtui.tui.events import FieldEvent
 from memtui.tui.screens.dialogs import ChoiceDialog, TextDialog

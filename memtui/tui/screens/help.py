@@ -39,7 +39,6 @@ class HelpScreen(ModalScreen[None]):
     BINDINGS = [Binding("escape,q,question_mark", "close", "Close")]
 
     def compose(self) -> ComposeResult:
-        from memtui.tui.app import MemtuiApp
         from memtui.tui.screens.browse import BrowseScreen
         from memtui.tui.screens.history import HistoryScreen
         from memtui.tui.screens.page import PageScreen
@@ -49,7 +48,7 @@ class HelpScreen(ModalScreen[None]):
         from memtui.tui.widgets.page_table import PageTable
 
         sections = [
-            ("Everywhere", MemtuiApp.BINDINGS),
+            ("Everywhere", type(self.app).BINDINGS),
             ("Page list", PageTable.BINDINGS),
             ("Browse", BrowseScreen.BINDINGS),
             ("Page", PageScreen.BINDINGS),

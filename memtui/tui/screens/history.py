@@ -12,7 +12,7 @@ from textual.widgets import Footer, Header, Input, OptionList, Static
 from textual.widgets.option_list import Option
 
 from memtui.field.history import CURRENT, Chain, Version
-from memtui.field.textsafety import one_line
+from memtui.textsafety import one_line
 from memtui.tui.events import FieldEvent
 from memtui.tui.widgets.status_bar import StatusBar
 

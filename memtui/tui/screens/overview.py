@@ -12,7 +12,7 @@ from textual.widgets import Footer, Header, Sparkline, Static
 
 from memtui.field.body import SOURCE_TAGS
 from memtui.field.checks import MEMORY_CAP, RULES
-from memtui.field.textsafety import one_line
+from memtui.textsafety import one_line
 from memtui.tui.events import FieldEvent
 from memtui.tui.widgets.status_bar import StatusBar, describe_sync, index_state
 

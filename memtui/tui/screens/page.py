@@ -17,11 +17,18 @@ from textual.widgets.option_list import Option
 
 from memtui.field.checks import SEVERITY_ORDER, check_page, check_page_local
 from memtui.field.history import CURRENT
-from memtui.field.page import ParsedPage, parse_bytes, read_bytes
-from memtui.field.textsafety import one_line
+from memtui.field.page import ParsedPage, parse_bytes
+from memtui.store.files import read_bytes
+from memtui.textsafety import one_line
 from memtui.tui import safe
 from memtui.tui.events import FieldEvent
-from memtui.tui.widgets.page_body import LINK_META, LinkTarget, render_body, render_raw, tag_legend
+from memtui.tui.widgets.page_body import (
+    LINK_META,
+    LinkTarget,
+    render_body,
+    render_raw,
+    tag_legend,
+)
 from memtui.tui.widgets.status_bar import StatusBar
 
 KNOWN_KEYS = {

@@ -19,9 +19,9 @@ from textual.screen import ModalScreen, Screen
 from textual.widgets import Button, Footer, Header, OptionList, Static
 from textual.widgets.option_list import Option
 
-from memtui.field import proposals as proposals_mod
-from memtui.field.errors import MemtuiError
-from memtui.field.textsafety import one_line
+from memtui.errors import MemtuiError
+from memtui.review import proposals as proposals_mod
+from memtui.textsafety import one_line
 from memtui.tui import safe
 from memtui.tui.events import FieldEvent
 from memtui.tui.screens.dialogs import ChoiceDialog, TextDialog

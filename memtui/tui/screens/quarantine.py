@@ -18,9 +18,9 @@ from textual.screen import Screen
 from textual.widgets import Footer, Header, OptionList, Static
 from textual.widgets.option_list import Option
 
-from memtui.field import quarantine as quarantine_mod
-from memtui.field.errors import MemtuiError, StaleWriteError
-from memtui.field.textsafety import one_line
+from memtui.errors import MemtuiError, StaleWriteError
+from memtui.review import quarantine as quarantine_mod
+from memtui.textsafety import one_line
 from memtui.tui import safe
 from memtui.tui.events import FieldEvent
 from memtui.tui.screens.dialogs import ChoiceDialog, ConfirmDialog, TextDialog

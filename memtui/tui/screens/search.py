@@ -13,8 +13,8 @@ from textual.widgets import Footer, Header, Input, OptionList, Static
 from textual.widgets.option_list import Option
 from textual.worker import get_current_worker
 
-from memtui.field.errors import MemtuiError
-from memtui.field.textsafety import one_line
+from memtui.errors import MemtuiError
+from memtui.textsafety import one_line
 from memtui.tui.events import FieldEvent
 from memtui.tui.widgets.status_bar import StatusBar
 

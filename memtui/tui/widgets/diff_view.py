@@ -1,4 +1,4 @@
-"""Render a ``memtui.field.diffs.PageDiff`` as unified or side-by-side Rich renderables.
+"""Render a ``memtui.review.diffs.PageDiff`` as unified or side-by-side Rich renderables.
 
 The diff data is already made visible (placeholders for control characters) by
 the model; here it only gets colours: added/removed lines, the changed words of
@@ -11,7 +11,7 @@ from rich.console import Group
 from rich.table import Table
 from rich.text import Text
 
-from memtui.field import diffs
+from memtui.review import diffs
 
 
 def _tagged(text: str, colours: dict[str, str], base: str = "") -> Text:

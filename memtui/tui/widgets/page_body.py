@@ -18,7 +18,7 @@ from rich.text import Text
 
 from memtui.field.body import CITE_RE, MD_LINK_RE, SUPERSEDED_RE, TAG_RE, WIKILINK_RE
 from memtui.field.page import ParsedPage
-from memtui.field.textsafety import visible
+from memtui.textsafety import visible
 
 LINK_META = "memtui-link"
 STRIKE_RE = re.compile(r"~~(.+?)~~")

@@ -35,7 +35,7 @@ GUTTER = 1
 CURSOR_MARK = "▶"
 
 # A cell is text plus an optional style name resolved per theme. Cell text must
-# already be safe for one line: build it with memtui.field.textsafety.one_line.
+# already be safe for one line: build it with memtui.textsafety.one_line.
 Cell = tuple[str, str]
 
 

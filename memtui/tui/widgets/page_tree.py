@@ -6,7 +6,7 @@ from rich.text import Text
 from textual.widgets import Tree
 from textual.widgets.tree import TreeNode
 
-from memtui.field.textsafety import one_line
+from memtui.textsafety import one_line
 from memtui.tui.model import BADGES, PageRow
 
 

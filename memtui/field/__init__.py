@@ -1,0 +1,10 @@
+"""The memory model: what a field holds and what it means.
+
+``frontmatter`` and ``body`` parse a page, ``page`` reads and summarises one
+(``PageInfo``), ``field`` is the folder (scan, page cache, lookups between
+pages), ``history`` the supersede graph, ``trust`` the review state, ``checks``
+the deterministic rules.
+
+May import: ``memtui.store``, ``memtui.errors``, ``memtui.textsafety``. Never
+Textual, never the index, the review workflows or the user interfaces.
+"""
