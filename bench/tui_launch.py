@@ -25,6 +25,8 @@ import json  # noqa: E402
 import os  # noqa: E402
 from pathlib import Path  # noqa: E402
 
+TIMEOUT = 300.0  # seconds
+
 
 async def _measure(field: Path, *, use_index: bool, keys: int, expected: int) -> dict:
     from textual import events
@@ -91,7 +93,9 @@ def main() -> int:
     args = parser.parse_args()
     os.environ["XDG_CACHE_HOME"] = str(Path(args.xdg) / "cache")
     os.environ["XDG_CONFIG_HOME"] = str(Path(args.xdg) / "config")
-    result = asyncio.run(_measure(Path(args.field), use_index=args.index, keys=args.keys, expected=args.expected))
+    measuring = _measure(Path(args.field), use_index=args.index, keys=args.keys, expected=args.expected)
+    # A crashed app never shows its list: give up rather than hang the benchmark (and its test).
+    result = asyncio.run(asyncio.wait_for(measuring, timeout=TIMEOUT))
     print(json.dumps(result))
     return 0
 

@@ -3,6 +3,7 @@ the sample field reports exactly the problems listed in sample-field/README-PROB
 
 from __future__ import annotations
 
+import json
 import os
 import re
 from collections.abc import Callable
@@ -11,6 +12,8 @@ from pathlib import Path
 
 import pytest
 
+from memtui.dialects.open import open_field
+from memtui.dialects.sidecar_store import content_hash
 from memtui.field import field as field_mod
 from memtui.field import frontmatter as fm_mod
 from memtui.field import page as page_mod
@@ -54,6 +57,17 @@ ONE_SESSION = (
     "  - {date: 2026-10-16, session: s1}\n"
 )
 
+CLAUDE_TOPIC = "---\nname: Deploys\ndescription: how we ship\ntype: feedback\n---\nShip on Tuesdays.\n"
+AICTX_CONFIG = {"config.json": '{"version": 5, "project": {"id": "project.x", "name": "X"}}'}
+
+
+def aictx_sidecar(body: str) -> str:
+    sidecar = {"id": "decision.a", "type": "decision", "status": "active", "title": "A",
+               "body_path": "memory/decisions/a.md"}
+    sidecar["content_hash"] = content_hash(sidecar, body)
+    return json.dumps(sidecar)
+
+
 Setup = Callable[[Path, pytest.MonkeyPatch], None]
 
 
@@ -76,21 +90,21 @@ def _symlink(name: str, target_of: Callable[[Path], Path]) -> Setup:
 
 def _vanish(rel: str) -> Setup:
     def setup(root: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-        real = field_mod.read_page
+        real = page_mod.read_page_bytes
 
         def read_after_delete(root_arg, path):
             if path == rel:
                 (Path(root_arg) / path).unlink()
             return real(root_arg, path)
 
-        monkeypatch.setattr(field_mod, "read_page", read_after_delete)
+        monkeypatch.setattr(page_mod, "read_page_bytes", read_after_delete)
 
     return setup
 
 
 def _folder_instead_of_page(rel: str) -> Setup:
     def setup(root: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-        real = field_mod.read_page
+        real = page_mod.read_page_bytes
 
         def read_after_swap(root_arg, path):
             if path == rel:
@@ -99,7 +113,7 @@ def _folder_instead_of_page(rel: str) -> Setup:
                 target.mkdir()
             return real(root_arg, path)
 
-        monkeypatch.setattr(field_mod, "read_page", read_after_swap)
+        monkeypatch.setattr(page_mod, "read_page_bytes", read_after_swap)
 
     return setup
 
@@ -308,6 +322,37 @@ CASES: dict[str, Case] = {
         {"notes/a.md": TAGGED}, {"notes/a.md": TAGGED}, setup=_symlink("alias.md", lambda root: root / "notes" / "a.md")
     ),
     "page-vanished": Case({"notes/a.md": TAGGED, "notes/b.md": TAGGED}, {"notes/a.md": TAGGED}, setup=_vanish("notes/b.md")),
+    "superseded-no-successor": Case(
+        {"notes/a.md": page("status: superseded", TAGGED)},
+        {"notes/a.md": page("status: superseded\nsuperseded_by: b", TAGGED), "notes/b.md": page("id: b", TAGGED)},
+        expected_line=2,
+    ),
+    "claude-memory-truncated": Case(
+        {"memory/MEMORY.md": "- [Deploys](deploys.md): how we ship\n" * 230, "memory/deploys.md": CLAUDE_TOPIC},
+        {"memory/MEMORY.md": "- [Deploys](deploys.md): how we ship\n" * 150, "memory/deploys.md": CLAUDE_TOPIC},
+        expected_line=201,
+    ),
+    "import-broken": Case(
+        {"CLAUDE.md": "# Project\nSee @docs/missing.md for the release steps.\n"},
+        {"CLAUDE.md": "# Project\nSee @docs/guide.md for the release steps, and `@not/an/import.md`.\n",
+         "docs/guide.md": "# Guide\n"},
+        expected_line=2,
+    ),
+    "sidecar-invalid": Case(
+        {**AICTX_CONFIG, "memory/decisions/a.md": "Body of a decision.\n", "memory/decisions/a.json": "{not json"},
+        {**AICTX_CONFIG, "memory/decisions/a.md": "Body of a decision.\n",
+         "memory/decisions/a.json": '{"id": "decision.a", "type": "decision", "status": "active", "title": "A"}'},
+    ),
+    "sidecar-hash-mismatch": Case(
+        {**AICTX_CONFIG, "memory/decisions/a.md": "Body of a decision, edited by hand.\n",
+         "memory/decisions/a.json": aictx_sidecar("Body of a decision.\n")},
+        {**AICTX_CONFIG, "memory/decisions/a.md": "Body of a decision.\n",
+         "memory/decisions/a.json": aictx_sidecar("Body of a decision.\n")},
+    ),
+    "settings-invalid": Case(
+        {"memtui.toml": "[rules]\nno-such-rule = 'off'\n", "notes/a.md": TAGGED},
+        {"memtui.toml": "[rules]\npage-size = 'off'\n", "notes/a.md": TAGGED},
+    ),
 }
 
 
@@ -324,7 +369,7 @@ def _run(tmp_path: Path, name: str, pages: dict, case: Case, monkeypatch, trigge
             case.both(root, patch)
         if triggered and case.setup:
             case.setup(root, patch)
-        return run_checks(Field.load(root, use_cache=False))
+        return run_checks(open_field(root, use_cache=False))
 
 
 @pytest.mark.parametrize("rule", sorted(CASES))

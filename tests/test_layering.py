@@ -1,8 +1,8 @@
 """Layering: imports point one way, and nothing below the TUI imports Textual.
 
 Bottom to top: ``memtui.errors``/``memtui.textsafety`` (the base), ``store``,
-``field``, then ``review`` and ``index`` (each on the model), then ``cli`` and
-``tui``. Two kinds of proof:
+``field``, ``dialects`` (how each format reads into the model), then ``review``
+and ``index`` (each on the model), then ``cli`` and ``tui``. Two kinds of proof:
 
 - static: every ``import`` in every module (at the top, inside functions, under
   ``TYPE_CHECKING``) is read from the source and checked against the table
@@ -40,6 +40,7 @@ LAYER_OF_MODULE = {
 LAYER_OF_PACKAGE = {
     "memtui.store": "store",
     "memtui.field": "field",
+    "memtui.dialects": "dialects",
     "memtui.review": "review",
     "memtui.index": "index",
     "memtui.cli": "cli",
@@ -51,13 +52,14 @@ ALLOWED = {
     "resources": {"root"},
     "store": {"root", "base"},
     "field": {"root", "base", "store"},
-    "review": {"root", "base", "store", "field"},
-    "index": {"root", "base", "store", "field"},
-    "cli": {"root", "base", "resources", "store", "field", "review", "index", "tui"},
-    "tui": {"root", "base", "resources", "store", "field", "review", "index"},
+    "dialects": {"root", "base", "store", "field"},
+    "review": {"root", "base", "store", "field", "dialects"},
+    "index": {"root", "base", "store", "field", "dialects"},
+    "cli": {"root", "base", "resources", "store", "field", "dialects", "review", "index", "tui"},
+    "tui": {"root", "base", "resources", "store", "field", "dialects", "review", "index"},
     "entry": {"cli"},
 }
-BELOW_THE_TUI = ("memtui.store", "memtui.field", "memtui.review", "memtui.index")
+BELOW_THE_TUI = ("memtui.store", "memtui.field", "memtui.dialects", "memtui.review", "memtui.index")
 
 
 def all_modules() -> dict[str, Path]:

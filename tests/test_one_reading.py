@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from memtui.field import trust as trust_mod
-from memtui.field.field import Field
+from memtui.dialects.open import open_field
+from memtui.field import page as page_mod
 from memtui.index import IndexService
 from memtui.index import records as records_mod
 from tests.helpers import write_page
@@ -29,18 +29,18 @@ def _old(root: Path) -> None:
 
 def _count_parses(monkeypatch: pytest.MonkeyPatch) -> list[str]:
     parsed: list[str] = []
-    real = records_mod.info_from_bytes
+    real = page_mod.info_from_bytes
 
     def counting(path, data, size, mtime_ns):
         parsed.append(path)
         return real(path, data, size, mtime_ns)
 
-    monkeypatch.setattr(records_mod, "info_from_bytes", counting)
+    monkeypatch.setattr(page_mod, "info_from_bytes", counting)
     return parsed
 
 
 def test_the_index_sees_every_page_as_the_field_does(sample_field: Path) -> None:
-    field = Field.load(sample_field, use_cache=False)
+    field = open_field(sample_field, use_cache=False)
     with IndexService(sample_field) as svc:
         svc.open()
         records = svc._gen.records
@@ -49,7 +49,7 @@ def test_the_index_sees_every_page_as_the_field_does(sample_field: Path) -> None
             record = records[path]
             assert record.title == info.title, path
             assert record.heading == info.heading_title, path
-            assert record.trust == trust_mod.trust_state(info.meta, path), path
+            assert record.trust == field.trust(path), path
             assert record.tag_counts == info.tag_counts, path
             assert record.sha256 == info.sha256, path
             assert record.status == field.history.status[path], path
@@ -59,7 +59,7 @@ def test_a_build_takes_pages_the_field_has_read_from_its_page_cache(
     sample_field: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     _old(sample_field)
-    Field.load(sample_field)  # reads every page once and writes the page cache
+    open_field(sample_field)  # reads every page once and writes the page cache
     parsed = _count_parses(monkeypatch)
     with IndexService(sample_field) as svc:
         report = svc.open()
@@ -70,7 +70,7 @@ def test_a_build_takes_pages_the_field_has_read_from_its_page_cache(
 
 def test_a_page_changed_behind_the_cache_is_parsed_again(sample_field: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     _old(sample_field)
-    Field.load(sample_field)
+    open_field(sample_field)
     target = sample_field / "notes" / "q3-digest.md"
     st = target.stat()
     original = target.read_bytes()

@@ -1,4 +1,4 @@
-"""Trust state: quarantined, unreviewed or reviewed; unexpected values fail safe."""
+"""Trust state: quarantined, unreviewed, reviewed, or unknown (no review record); unexpected values fail safe."""
 
 from __future__ import annotations
 
@@ -9,6 +9,7 @@ from memtui.field.trust import (
     QUARANTINED,
     REVIEWED,
     STATES,
+    UNKNOWN,
     UNREVIEWED,
     is_tainted,
     taint_source,
@@ -19,7 +20,7 @@ from memtui.field.trust import (
 @pytest.mark.parametrize(
     "meta, path, expected",
     [
-        ({}, "notes/a.md", REVIEWED),  # no marker: written by the user or before review existed
+        ({}, "notes/a.md", UNKNOWN),  # no review record: never claimed as reviewed
         ({"reviewed": True}, "notes/a.md", REVIEWED),
         ({"reviewed": "yes"}, "notes/a.md", REVIEWED),
         ({"reviewed": " True "}, "notes/a.md", REVIEWED),
@@ -33,21 +34,36 @@ from memtui.field.trust import (
         ({"taint": "External "}, "notes/a.md", QUARANTINED),
         ({"taint": "web"}, "notes/a.md", QUARANTINED),  # any taint taints
         ({"taint": True}, "notes/a.md", QUARANTINED),
-        ({"taint": None}, "notes/a.md", REVIEWED),
-        ({"taint": "null"}, "notes/a.md", REVIEWED),
-        ({"taint": False}, "notes/a.md", REVIEWED),
-        ({"taint": "none"}, "notes/a.md", REVIEWED),
+        ({"taint": None}, "notes/a.md", UNKNOWN),
+        ({"taint": "null"}, "notes/a.md", UNKNOWN),
+        ({"taint": False}, "notes/a.md", UNKNOWN),
+        ({"taint": "none"}, "notes/a.md", UNKNOWN),
         ({"origin": "external"}, "notes/a.md", QUARANTINED),
         ({"origin": "agent", "reviewed": False}, "notes/a.md", UNREVIEWED),
         ({}, "quarantine/a.md", QUARANTINED),  # the folder alone taints
         ({"reviewed": False}, "quarantine/sub/a.md", QUARANTINED),
-        ({}, "notes/quarantine/a.md", REVIEWED),  # only the top-level folder
+        ({}, "notes/quarantine/a.md", UNKNOWN),  # only the top-level folder taints
         ({"reviewed": True, "taint": "external"}, "quarantine/a.md", REVIEWED),  # a human reviewed it
     ],
 )
 def test_trust_state(meta, path, expected):
     assert trust_state(meta, path) == expected
     assert expected in STATES
+
+
+@pytest.mark.parametrize(
+    "meta, norm, approved, expected",
+    [
+        ({}, {"reviewed": True}, False, REVIEWED),  # a format's own review field
+        ({}, {"reviewed": False}, False, UNREVIEWED),
+        ({}, {"tainted": True}, False, QUARANTINED),  # a format says the content came from outside
+        ({}, {}, True, REVIEWED),  # these exact bytes approved in memtui's ledger
+        ({"taint": "external"}, {}, True, REVIEWED),
+        ({}, {"reviewed": None}, False, UNKNOWN),
+    ],
+)
+def test_trust_rests_on_evidence(meta, norm, approved, expected):
+    assert trust_state(meta, "notes/a.md", norm, approved=approved) == expected
 
 
 def test_is_tainted():

@@ -8,8 +8,10 @@ from rich.table import Table
 from rich.text import Text
 
 from memtui.cli.output import cell, console, print_json
+from memtui.dialects.detect import dialect_names
+from memtui.dialects.open import open_field
+from memtui.dialects.report import field_report
 from memtui.field.checks import ERROR, RULES, run_checks, summarise
-from memtui.field.field import open_field
 
 SEVERITY_STYLE = {"error": "bold red", "warning": "yellow", "info": "dim"}
 SEVERITY_GLYPH = {"error": "✖ error", "warning": "▲ warning", "info": "· info"}
@@ -20,6 +22,10 @@ def register(sub: argparse._SubParsersAction) -> list[str]:
     parser.add_argument("field", nargs="?", help="memory folder or .memoryfield.zip")
     parser.add_argument("--json", action="store_true", help="print findings as JSON")
     parser.add_argument("--rules", action="store_true", help="list every rule and exit (no FIELD needed)")
+    parser.add_argument(
+        "--dialect", choices=dialect_names(), metavar="NAME",
+        help="read every page as this format (" + ", ".join(dialect_names()) + "); default: detect",
+    )
     parser.set_defaults(handler=run, check_parser=parser)
     return ["check"]
 
@@ -33,13 +39,18 @@ def run(args: argparse.Namespace) -> int:
         return 0
     if args.field is None:
         args.check_parser.error("the following arguments are required: field")  # exits 2
-    field = open_field(args.field)
+    field = open_field(args.field, dialect=args.dialect)
     findings = run_checks(field)
     summary = summarise(findings, len(field))
+    report = field_report(field)
+    summary.update(report.to_json())
+    summary["trust"] = trust_counts(field)
     if args.json:
         print_json({"findings": [f.to_json() for f in findings], "summary": summary})
     else:
         out = console()
+        for line in report.lines():
+            out.print(cell(line, style="dim"))
         if findings:
             table = Table(title=f"memtui check: {len(field)} pages", title_justify="left")
             table.add_column("severity", no_wrap=True)
@@ -62,7 +73,19 @@ def run(args: argparse.Namespace) -> int:
                 f"{summary['info']} notes"
             )
         )
+        trust = summary["trust"]
+        out.print(Text(
+            f"review: {trust['reviewed']} reviewed, {trust['unreviewed']} unreviewed, "
+            f"{trust['quarantined']} quarantined, {trust['unknown']} with no review record"
+        ))
     return 1 if summary["errors"] else 0
+
+
+def trust_counts(field) -> dict[str, int]:
+    counts = dict.fromkeys(("reviewed", "unreviewed", "quarantined", "unknown"), 0)
+    for path in field.pages:
+        counts[field.trust(path)] += 1
+    return counts
 
 
 __all__ = ["register", "run", "ERROR"]

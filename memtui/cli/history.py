@@ -9,8 +9,8 @@ from rich.table import Table
 from rich.text import Text
 
 from memtui.cli.output import cell, console, print_json
+from memtui.dialects.open import open_field
 from memtui.errors import MemtuiError
-from memtui.field.field import open_field
 from memtui.field.history import CURRENT
 from memtui.textsafety import one_line
 
@@ -65,7 +65,10 @@ def run(args: argparse.Namespace) -> int:
         table.add_column("replaced", overflow="fold")
         for version in chain.versions:
             current = version.status == CURRENT
-            status = Text("● current" if current else "○ superseded", style="bold green" if current else "dim")
+            status = Text(
+                "● current" if current else ("⌛ stale" if version.status == "stale" else "○ superseded"),
+                style="bold green" if current else ("yellow" if version.status == "stale" else "dim"),
+            )
             where = version.path if version.line is None else f"{version.path}:{version.line}"
             label = cell(version.title, style="" if current else "dim")
             label.append("\n")

@@ -26,6 +26,7 @@ from rich.table import Table
 from rich.text import Text
 
 from memtui.cli.output import cell, console, error_console, print_json
+from memtui.dialects.open import reader_for
 from memtui.errors import FieldNotFoundError, MemtuiError
 from memtui.index import IndexService
 from memtui.index.analysis import RECIPE
@@ -177,6 +178,7 @@ def _show_info(args: argparse.Namespace) -> int:
     location = Path(args.index_dir) if args.index_dir else default_index_dir(root, readonly=readonly, source=source)
     store = IndexStore(location)
     info: dict = {"field": str(root), "location": str(location), "generation": None, "state": "not built yet"}
+    current = {**RECIPE, "reader": reader_for(root)[0].signature}  # what a build now would record
     gen = store.current()
     if gen is not None:
         info["generation"] = gen.name
@@ -184,7 +186,7 @@ def _show_info(args: argparse.Namespace) -> int:
             manifest = read_manifest(gen)
             check_files(gen, manifest)
             info.update(
-                state="ready" if manifest.recipe == RECIPE else "built with another recipe: will be rebuilt",
+                state="ready" if manifest.recipe == current else "built with another recipe: will be rebuilt",
                 pages=manifest.pages,
                 recipe=manifest.recipe,
                 files=len(manifest.files),
@@ -200,7 +202,7 @@ def _show_info(args: argparse.Namespace) -> int:
             info["writer"] = "none"
         else:
             info["writer"] = "another memtui is writing this index"
-    info["current_recipe"] = RECIPE
+    info["current_recipe"] = current
     if args.json:
         print_json(info)
         return 0
@@ -211,7 +213,7 @@ def _show_info(args: argparse.Namespace) -> int:
         if info.get(key) is not None:
             value = f"{info[key]:,}" if isinstance(info[key], int) else str(info[key])
             table.add_row(key, cell(value))
-    recipe = info.get("recipe") or RECIPE
+    recipe = info.get("recipe") or current
     table.add_row("recipe", cell(", ".join(f"{k} {v}" for k, v in recipe.items())))
     console().print(table)
     return 0

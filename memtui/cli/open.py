@@ -10,6 +10,7 @@ from pathlib import Path
 from rich.text import Text
 
 from memtui.cli.output import console
+from memtui.dialects.detect import dialect_names
 from memtui.errors import FieldNotFoundError
 from memtui.resources import sample_field_dir
 
@@ -29,12 +30,21 @@ def register(sub: argparse._SubParsersAction) -> list[str]:
 def _tui_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--index-dir", help="where the search index lives (default: FIELD/.memtui/cache)")
     parser.add_argument("--theme", help="start with this theme")
+    parser.add_argument(
+        "--dialect", choices=dialect_names(), metavar="NAME",
+        help="read every page as this format (" + ", ".join(dialect_names()) + "); default: detect",
+    )
 
 
 def _launch(path: Path, args: argparse.Namespace) -> int:
     from memtui.tui.app import run_app  # Textual is imported only for the TUI
 
-    return run_app(path, index_dir=Path(args.index_dir) if args.index_dir else None, theme=args.theme)
+    return run_app(
+        path,
+        index_dir=Path(args.index_dir) if args.index_dir else None,
+        theme=args.theme,
+        dialect=getattr(args, "dialect", None),
+    )
 
 
 def run_open(args: argparse.Namespace) -> int:

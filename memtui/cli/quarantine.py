@@ -22,8 +22,8 @@ from memtui.cli.review_common import (
     open_for_review,
     tagged,
 )
+from memtui.dialects.open import open_field
 from memtui.errors import MemtuiError
-from memtui.field.field import Field
 from memtui.review import injection
 from memtui.review import quarantine as qmod
 from memtui.textsafety import one_line
@@ -67,7 +67,7 @@ def register(sub: argparse._SubParsersAction) -> list[str]:
 
 
 def _queue(root) -> qmod.QuarantineQueue:
-    return qmod.quarantine_queue(Field.load(root))
+    return qmod.quarantine_queue(open_field(root))
 
 
 def _flag_text(flags: dict[str, int]) -> Text:

@@ -68,7 +68,7 @@ def open_for_review(path: str, *, write: bool) -> tuple[Path, bool]:
             raise ReadOnlyFieldError(
                 f"{p.name} is an archive and is opened read-only", "extract it to a folder to review and decide"
             )
-        from memtui.field.field import open_field
+        from memtui.dialects.open import open_field
 
         return open_field(p).root, True
     if not p.exists():

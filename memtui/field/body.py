@@ -3,11 +3,13 @@
 Recognised in each line:
 - source tags ``[stated]`` ``[observed]`` ``[inferred]`` ``[suggested]``;
 - inline supersede history: ``- ~~Key: old value [tag] (source DATE)~~ superseded DATE``;
-- ``[[wikilinks]]`` (``[[target]]``, ``[[target|label]]``, ``[[target#section]]``);
+- ``[[wikilinks]]`` (``[[target]]``, ``[[target|label]]``, ``[[target#section]]``,
+  ``[[target#^block]]``) and embeds ``![[file.png]]`` (any file, not only pages);
 - ``[cite:N]`` evidence citations (also ``[cite:1,3]``);
 - Markdown links ``[text](target)``, whose real target must be shown before opening;
 - headings, and a numbered list under a ``Sources``/``References`` heading.
-Fenced code blocks are data: nothing inside them is a claim, tag or link.
+Fenced code blocks and inline code spans are data: nothing inside them is a
+claim's tag or a link (``[[Link]]`` shown as an example in backticks links nowhere).
 """
 
 from __future__ import annotations
@@ -46,6 +48,7 @@ class WikiLink:
     section: str | None
     line: int
     column: int  # 1-based
+    embed: bool = False  # ``![[...]]``: shows the target (a page, an image, any file) inline
 
 
 @dataclass(slots=True)
@@ -90,7 +93,7 @@ class BodyLine:
 @dataclass(slots=True)
 class Body:
     lines: list[BodyLine] = field(default_factory=list)
-    links: list[WikiLink] = field(default_factory=list)
+    links: list[WikiLink] = field(default_factory=list)  # embeds included (``embed=True``)
     citations: list[Citation] = field(default_factory=list)
     markdown_links: list[MarkdownLink] = field(default_factory=list)
     claims: list[Claim] = field(default_factory=list)
@@ -211,11 +214,14 @@ def parse_body(text: str, first_line: int = 1, *, keep_lines: bool = True) -> Bo
             if has_bracket:
                 _collect_refs(body, line_text, number)
             continue
-        tags = [t.lower() for t in TAG_RE.findall(line_text)] if has_bracket else []
+        if has_bracket:
+            scan_text = mask_code_spans(line_text) if "`" in line_text else line_text
+            tags = [t.lower() for t in TAG_RE.findall(scan_text)]
+            _collect_refs(body, scan_text, number)
+        else:
+            tags = []
         for tag in tags:
             counts[tag] += 1
-        if has_bracket:
-            _collect_refs(body, line_text, number)
         if section in SOURCE_HEADINGS:
             numbered = NUMBERED_SOURCE_RE.match(line_text)
             if numbered:
@@ -261,16 +267,28 @@ def parse_body(text: str, first_line: int = 1, *, keep_lines: bool = True) -> Bo
     return body
 
 
+CODE_SPAN_RE = re.compile(r"(`+)(?!`)(.+?)(?<!`)\1(?!`)")
+
+
+def mask_code_spans(line_text: str) -> str:
+    """The line with the inside of every inline code span blanked (same length: columns hold)."""
+    return CODE_SPAN_RE.sub(lambda m: m.group(1) + " " * len(m.group(2)) + m.group(1), line_text)
+
+
 def _collect_refs(body: Body, line_text: str, number: int) -> None:
+    if "`" in line_text:
+        line_text = mask_code_spans(line_text)
     if "[[" in line_text:
         for match in WIKILINK_RE.finditer(line_text):
+            start = match.start()
             body.links.append(
                 WikiLink(
                     match.group(1).strip(),
                     (match.group(3) or "").strip() or None,
                     (match.group(2) or "").strip() or None,
                     number,
-                    match.start() + 1,
+                    start + 1,
+                    embed=start > 0 and line_text[start - 1] == "!",
                 )
             )
     if "[c" in line_text or "[C" in line_text:

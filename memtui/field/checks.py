@@ -8,6 +8,7 @@ it would be after a proposal is applied (the review screens build such a field).
 from __future__ import annotations
 
 import datetime as _dt
+import re
 from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -15,6 +16,8 @@ from typing import TYPE_CHECKING, Any
 
 from memtui.field import trust as trust_mod
 from memtui.field.page import KINDS, ORIGINS
+from memtui.field.rule_settings import SETTINGS_FILE, RuleSettings
+from memtui.field.rule_settings import load as load_rule_settings
 
 if TYPE_CHECKING:
     from memtui.field.field import Field
@@ -24,6 +27,7 @@ ERROR = "error"
 WARNING = "warning"
 INFO = "info"
 SEVERITY_ORDER = {ERROR: 0, WARNING: 1, INFO: 2}
+SEVERITIES = (ERROR, WARNING, INFO)
 
 PAGE_SOFT_LIMIT = 8000
 MEMORY_CAP = 15000
@@ -56,7 +60,7 @@ _RULES = [
         f"page over the {PAGE_SOFT_LIMIT:,}-byte soft limit: split it (not MEMORY.md, not sessions/)",
     ),
     Rule("untagged-claim", WARNING, "claim line in a fact page without a source tag"),
-    Rule("link-broken", WARNING, "[[wikilink]] to a page that does not exist"),
+    Rule("link-broken", WARNING, "[[wikilink]] to a page (or ![[embed]] to a file) that does not exist"),
     Rule("cite-broken", ERROR, "[cite:N] with no N-th source"),
     Rule("cite-source-missing", WARNING, "a cited source path inside the field does not exist"),
     Rule("supersedes-broken", ERROR, "supersedes names a page that does not exist"),
@@ -64,7 +68,7 @@ _RULES = [
     Rule("supersede-cycle", ERROR, "pages supersede each other in a cycle"),
     Rule("superseded-twice", WARNING, "one version is superseded by two different pages"),
     Rule("contradiction", WARNING, "two current pages on the same subject and kind, neither supersedes the other"),
-    Rule("memory-too-long", ERROR, f"MEMORY.md over {MEMORY_CAP:,} characters"),
+    Rule("memory-too-long", ERROR, f"MEMORY.md over {MEMORY_CAP:,} characters (memtui's format, OpenClaw)"),
     Rule("memory-missing-target", ERROR, "MEMORY.md points at a page that does not exist"),
     Rule("memory-untrusted-target", ERROR, "MEMORY.md points at a quarantined or unreviewed page"),
     Rule("generated-no-sources", ERROR, "generated: true page with no sources (never the only copy)"),
@@ -82,6 +86,13 @@ _RULES = [
     Rule("symlink-outside", WARNING, "symlink leaving the field (not followed)"),
     Rule("symlink-skipped", INFO, "symlinked page (not followed)"),
     Rule("page-vanished", INFO, "page deleted while it was being read"),
+    Rule("superseded-no-successor", INFO, "marked superseded but names no page that replaced it"),
+    Rule("claude-memory-truncated", WARNING,
+         "Claude Code loads only the first 200 lines or 25,000 bytes of an auto-memory MEMORY.md"),
+    Rule("import-broken", WARNING, "a CLAUDE.md @import names a file that does not exist"),
+    Rule("sidecar-invalid", WARNING, "a page of a JSON-sidecar store has no sidecar, or one that does not parse"),
+    Rule("sidecar-hash-mismatch", WARNING, "the body or sidecar changed since the store recorded its content hash"),
+    Rule("settings-invalid", ERROR, "memtui.toml does not parse or names an unknown rule or severity"),
 ]
 RULES: dict[str, Rule] = {rule.id: rule for rule in _RULES}
 _HAZARD_RULE = {"control": "control-chars", "bidi": "bidi-override", "zero-width": "zero-width"}
@@ -105,8 +116,12 @@ class Finding:
         }
 
 
-def _finding(rule: str, path: str, line: int | None, message: str) -> Finding:
+def make_finding(rule: str, path: str, line: int | None, message: str) -> Finding:
+    """A finding of a known rule, at the rule's severity (``memtui.toml`` may change it later)."""
     return Finding(rule, RULES[rule].severity, path, line, message)
+
+
+_finding = make_finding
 
 
 def _as_date(value: Any) -> _dt.date | None:
@@ -158,11 +173,12 @@ def check_page_local(info: PageInfo) -> list[Finding]:
         out.append(_finding("page-size", path, None, f"{info.size:,} bytes (soft limit {PAGE_SOFT_LIMIT:,})"))
     meta = info.meta
     lines = info.key_lines
+    own_format = info.dialect == "memtui"  # other formats have kinds and origins of their own
     kind = meta.get("kind")
-    if kind is not None and (not isinstance(kind, str) or kind.strip().lower() not in KINDS):
+    if own_format and kind is not None and (not isinstance(kind, str) or kind.strip().lower() not in KINDS):
         out.append(_finding("kind-unknown", path, lines.get("kind"), f"unknown kind {kind!r}; expected one of {', '.join(KINDS)}"))
     origin = meta.get("origin")
-    if origin is not None and (not isinstance(origin, str) or origin.strip().lower() not in ORIGINS):
+    if own_format and origin is not None and (not isinstance(origin, str) or origin.strip().lower() not in ORIGINS):
         out.append(_finding("origin-unknown", path, lines.get("origin"), f"unknown origin {origin!r}"))
     if "confidence" in meta:
         value = meta["confidence"]
@@ -255,6 +271,9 @@ def _link_findings(field: Field, info: PageInfo) -> list[Finding]:
     for target, line in info.links:
         if field.resolve(target, near=info.path) is None:
             out.append(_finding("link-broken", info.path, line, f"[[{target}]] matches no page"))
+    for target, line in info.embeds:
+        if field.resolve_file(target, near=info.path) is None:
+            out.append(_finding("link-broken", info.path, line, f"![[{target}]] matches no file"))
     for number, line in info.citations:
         sources = info.citation_sources
         if 1 <= number <= len(sources):
@@ -270,7 +289,7 @@ def _history_findings(field: Field, paths: set[str] | None = None) -> list[Findi
     out: list[Finding] = []
     for ref in history.broken:
         if paths is None or ref.path in paths:
-            out.append(_finding("supersedes-broken", ref.path, ref.line, f"supersedes {ref.target!r}: no such page"))
+            out.append(_finding("supersedes-broken", ref.path, ref.line, f"{ref.key} {ref.target!r}: no such page"))
     for path in history.self_refs:
         if paths is None or path in paths:
             out.append(_finding("supersedes-self", path, field.pages[path].key_lines.get("supersedes"), "page supersedes itself"))
@@ -282,6 +301,12 @@ def _history_findings(field: Field, paths: set[str] | None = None) -> list[Findi
     for old, newer in history.superseded_twice.items():
         if paths is None or old in paths or paths & set(newer):
             out.append(_finding("superseded-twice", old, None, f"superseded by {', '.join(sorted(set(newer)))}"))
+    for path, status in history.status.items():
+        if status == "superseded" and not history.replaced_by.get(path) and (paths is None or path in paths):
+            info = field.pages[path]
+            if info.declared_status == "superseded" and not info.superseded_by:
+                line = info.key_lines.get("status")
+                out.append(_finding("superseded-no-successor", path, line, "status: superseded, but no successor named"))
     for subject, kind, group in history.contradictions:
         for path in group:
             if paths is None or path in paths:
@@ -297,32 +322,55 @@ def _history_findings(field: Field, paths: set[str] | None = None) -> list[Findi
     return out
 
 
-def _memory_findings(field: Field) -> list[Finding]:
-    info = field.pages.get("MEMORY.md")
+_TEMPLATE_RE = re.compile(r"YYYY|MM-DD|\bDD\b|<[^>]*>|\{[^}]*\}|\*|\.\.\.|…|X{2,}")
+
+
+def is_template(target: str) -> bool:
+    """A pointer written as a pattern (``memory/YYYY-MM-DD.md``, ``notes/<topic>.md``): not a link to one page."""
+    return bool(_TEMPLATE_RE.search(target))
+
+
+def index_pages(field: Field) -> list[str]:
+    """The routing indexes of a field: ``MEMORY.md`` at the top, and any page a dialect reads as an index."""
+    found = ["MEMORY.md"] if "MEMORY.md" in field.pages else []
+    found.extend(p for p, info in field.pages.items() if info.norm.get("role") == "index" and p != "MEMORY.md"
+                 and p.rsplit("/", 1)[-1] == "MEMORY.md")
+    return found
+
+
+def _memory_findings(field: Field, index: str = "MEMORY.md") -> list[Finding]:
+    info = field.pages.get(index)
     if info is None:
         return []
     out: list[Finding] = []
-    try:
-        text = (field.root / "MEMORY.md").read_bytes().decode("utf-8", "replace")
-    except OSError:
-        text = ""
-    if len(text) > MEMORY_CAP:
-        out.append(_finding("memory-too-long", "MEMORY.md", None, f"{len(text):,} characters (cap {MEMORY_CAP:,})"))
+    cap = info.norm.get("cap_chars", None if "agent_view" in info.norm else MEMORY_CAP)
+    if cap:
+        try:
+            text = (field.root / index).read_bytes().decode("utf-8", "replace")
+        except OSError:
+            text = ""
+        if len(text) > cap:
+            out.append(_finding("memory-too-long", index, None, f"{len(text):,} characters (cap {cap:,})"))
     seen: set[tuple[str, int]] = set()
-    for target, line in field.memory_pointers():
-        if (target, line) in seen:
+    for target, line in field.memory_pointers(index):
+        if (target, line) in seen or is_template(target):
             continue
         seen.add((target, line))
-        hit = field.resolve(target, near="MEMORY.md")
+        hit = field.resolve(target, near=index)
         if hit is None:
-            out.append(_finding("memory-missing-target", "MEMORY.md", line, f"points at {target}: no such page"))
+            out.append(_finding("memory-missing-target", index, line, f"points at {target}: no such page"))
             continue
-        state = trust_mod.trust_state(hit.meta, hit.path)
-        if state != trust_mod.REVIEWED:
+        state = field.trust(hit.path)
+        if state in (trust_mod.QUARANTINED, trust_mod.UNREVIEWED):
             out.append(
-                _finding("memory-untrusted-target", "MEMORY.md", line, f"points at {hit.path}, which is {state}")
+                _finding("memory-untrusted-target", index, line, f"points at {hit.path}, which is {state}")
             )
     return out
+
+
+def rule_settings(field: Field) -> RuleSettings:
+    """The field's ``memtui.toml`` (read again each time: an agent may change it)."""
+    return load_rule_settings(field.root, set(RULES), SEVERITIES)
 
 
 def run_checks(field: Field, *, include_info: bool = True) -> list[Finding]:
@@ -335,7 +383,12 @@ def run_checks(field: Field, *, include_info: bool = True) -> list[Finding]:
         findings.extend(check_page_local(info))
         findings.extend(_link_findings(field, info))
     findings.extend(_history_findings(field))
-    findings.extend(_memory_findings(field))
+    for index in index_pages(field):
+        findings.extend(_memory_findings(field, index))
+    findings.extend(field.reader.checks(field))
+    settings = rule_settings(field)
+    findings.extend(_finding("settings-invalid", SETTINGS_FILE, None, problem) for problem in settings.problems)
+    findings = settings.apply(findings, {rule.id: rule.severity for rule in _RULES})
     if not include_info:
         findings = [f for f in findings if f.severity != INFO]
     return sort_findings(findings)
@@ -355,9 +408,23 @@ def check_page(field: Field, path: str) -> list[Finding]:
     if info is None:
         return []
     findings = check_page_local(info) + _link_findings(field, info) + _history_findings(field, {path})
-    if path == "MEMORY.md":
-        findings.extend(_memory_findings(field))
-    return sort_findings(findings)
+    if path in index_pages(field):
+        findings.extend(_memory_findings(field, path))
+    findings.extend(f for f in field.reader.checks(_Single(field, info)) if f.path == path)
+    return sort_findings(rule_settings(field).apply(findings, {rule.id: rule.severity for rule in _RULES}))
+
+
+class _Single:
+    """A view of a field holding one page, for a dialect's checks of that page."""
+
+    def __init__(self, field: Field, info: PageInfo) -> None:
+        self.root = field.root
+        self.content_root = field.content_root
+        self.pages = {info.path: info}
+        self.reader = field.reader
+
+    def __getattr__(self, name: str):
+        raise AttributeError(name)
 
 
 def sort_findings(findings: Iterable[Finding]) -> list[Finding]:

@@ -12,17 +12,22 @@ import fnmatch
 import os
 import re
 import time
+import unicodedata
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from os import (
     scandir,  # a name of this module's own, so a test can stand in for it here only
 )
 from pathlib import Path, PurePosixPath
+from typing import Protocol
 
 from memtui.errors import FieldNotFoundError
+from memtui.field import page as page_mod
 from memtui.field import page_cache, trust
-from memtui.field.history import History, slug
-from memtui.field.page import PageInfo, read_page
+from memtui.field.body import FENCE_RE as _FENCE_RE
+from memtui.field.body import mask_code_spans
+from memtui.field.history import History, slug  # noqa: F401 - slug is part of this module's API
+from memtui.field.page import PageInfo, clean_ref, read_page
 from memtui.store import locations
 
 READ_BATCH = 500
@@ -45,13 +50,40 @@ def is_page_name(name: str) -> bool:
     return name.endswith(".md") and not is_scratch_name(name)
 
 
-def is_page_path(path: str) -> bool:
+@dataclass(frozen=True, slots=True)
+class Scope:
+    """Which paths under hidden (dot) folders are pages too.
+
+    Hidden folders at the top of a field are skipped (``.git``, ``.vscode``,
+    caches ...), except where a memory format keeps memory in one (Claude Code's
+    ``.claude/CLAUDE.md`` and ``.claude/rules/``). ``include`` holds such paths:
+    a file, or a folder ending in ``/``. The dialects decide them.
+    """
+
+    include: tuple[str, ...] = ()
+
+    def admits_dir(self, rel: str) -> bool:
+        """Is the hidden folder ``rel`` on the way to an included path?"""
+        prefix = rel + "/"
+        return any(item.startswith(prefix) or prefix.startswith(item) for item in self.include)
+
+    def admits_hidden(self, rel: str) -> bool:
+        """Is ``rel`` (a path under a hidden top-level folder) included?"""
+        return any(rel == item or (item.endswith("/") and rel.startswith(item)) for item in self.include)
+
+
+PLAIN_SCOPE = Scope()
+
+
+def is_page_path(path: str, scope: Scope = PLAIN_SCOPE) -> bool:
     """Would ``scan`` list this relative POSIX path (if it is a regular file)?
 
     The one definition of "a page" by its path, shared by the field and the index.
     """
     parts = path.split("/")
-    if not all(parts) or parts[0].startswith(".") or any(part in locations.SKIPPED_DIRS for part in parts[:-1]):
+    if not all(parts) or any(part in locations.SKIPPED_DIRS for part in parts[:-1]):
+        return False
+    if parts[0].startswith(".") and (len(parts) == 1 or not scope.admits_hidden(path)):
         return False
     return is_page_name(parts[-1])
 
@@ -61,6 +93,7 @@ class ScanEntry:
     path: str
     size: int
     mtime_ns: int
+    side: tuple[int, int] | None = None  # size and mtime of ``<stem>.json`` beside the page, if any
 
 
 @dataclass(slots=True)
@@ -70,14 +103,35 @@ class ScanProblem:
     message: str
 
 
-def scan(root: Path) -> tuple[list[ScanEntry], list[ScanProblem]]:
+@dataclass(slots=True)
+class ScanResult:
+    """What a scan found: the pages, the problems, the other files, the hidden folders skipped."""
+
+    entries: list[ScanEntry]
+    problems: list[ScanProblem]
+    files: set[str]  # every other regular file (attachments an embed may show), relative paths
+    skipped_dirs: list[str]  # hidden top-level folders not read (memtui's own and .git aside)
+
+
+def scan(root: Path, scope: Scope = PLAIN_SCOPE) -> tuple[list[ScanEntry], list[ScanProblem]]:
     """Every page under ``root`` (sorted), plus what was skipped and why."""
+    result = scan_field(root, scope)
+    return result.entries, result.problems
+
+
+_QUIET_HIDDEN = frozenset({".git", locations.STATE_DIR_NAME, locations.DREAM_DIR_NAME})
+
+
+def scan_field(root: Path, scope: Scope = PLAIN_SCOPE) -> ScanResult:
+    """Every page under ``root`` (sorted), the other files, and what was skipped and why."""
     entries: list[ScanEntry] = []
     problems: list[ScanProblem] = []
+    files: set[str] = set()
+    skipped: list[str] = []
     real_root = os.path.realpath(root)
-    stack = [("", os.fspath(root))]
+    stack = [("", os.fspath(root), False)]
     while stack:
-        rel_dir, abs_dir = stack.pop()
+        rel_dir, abs_dir, hidden = stack.pop()
         try:
             iterator = scandir(abs_dir)
         except FileNotFoundError:
@@ -85,6 +139,8 @@ def scan(root: Path) -> tuple[list[ScanEntry], list[ScanProblem]]:
         except OSError as exc:
             problems.append(ScanProblem("folder-unreadable", rel_dir or ".", f"cannot list: {exc.strerror}"))
             continue
+        pages: list[tuple[str, os.DirEntry]] = []
+        others: dict[str, os.DirEntry] = {}
         with iterator:
             for entry in iterator:
                 rel = f"{rel_dir}/{entry.name}" if rel_dir else entry.name
@@ -100,21 +156,107 @@ def scan(root: Path) -> tuple[list[ScanEntry], list[ScanProblem]]:
                             problems.append(ScanProblem("symlink-skipped", rel, "symlinked page: not followed"))
                         continue
                     if entry.is_dir(follow_symlinks=False):
-                        if entry.name in locations.SKIPPED_DIRS or (rel_dir == "" and entry.name.startswith(".")):
+                        if entry.name in locations.SKIPPED_DIRS:
+                            if rel_dir == "" and entry.name not in _QUIET_HIDDEN:
+                                skipped.append(entry.name)
                             continue
-                        stack.append((rel, entry.path))
+                        if rel_dir == "" and entry.name.startswith("."):
+                            if scope.admits_dir(rel):
+                                stack.append((rel, entry.path, True))
+                            elif entry.name not in _QUIET_HIDDEN:
+                                skipped.append(entry.name)
+                            continue
+                        stack.append((rel, entry.path, hidden))
                         continue
-                    if not is_page_name(entry.name) or not entry.is_file(follow_symlinks=False):
+                    if not entry.is_file(follow_symlinks=False):
                         continue
-                    st = entry.stat(follow_symlinks=False)
+                    if is_page_name(entry.name) and (not hidden or scope.admits_hidden(rel)):
+                        pages.append((rel, entry))
+                    else:
+                        others[entry.name] = entry  # a sidecar of a page beside it, or an attachment
+                        if not hidden:
+                            files.add(rel)
                 except FileNotFoundError:
                     continue
                 except OSError as exc:
                     problems.append(ScanProblem("page-unreadable", rel, f"cannot stat: {exc.strerror}"))
                     continue
-                entries.append(ScanEntry(rel, st.st_size, st.st_mtime_ns))
+        for rel, entry in pages:
+            try:
+                st = entry.stat(follow_symlinks=False)
+            except FileNotFoundError:
+                continue
+            except OSError as exc:
+                problems.append(ScanProblem("page-unreadable", rel, f"cannot stat: {exc.strerror}"))
+                continue
+            side = None
+            companion = others.get(entry.name[:-3] + ".json")
+            if companion is not None:
+                try:
+                    side_st = companion.stat(follow_symlinks=False)
+                    side = (side_st.st_size, side_st.st_mtime_ns)
+                except OSError:
+                    side = None
+            entries.append(ScanEntry(rel, st.st_size, st.st_mtime_ns, side))
     entries.sort(key=lambda e: e.path)
-    return entries, problems
+    skipped.sort()
+    return ScanResult(entries, problems, files, skipped)
+
+
+class PageReader(Protocol):
+    """How the pages of a field are read: memtui's own format, or the dialects a field holds.
+
+    ``signature`` names the reading (a cached page read differently is read
+    again); ``scope`` says which hidden paths are pages; ``link_prefixes`` are
+    path prefixes that mean the field root in links (an Obsidian vault whose root
+    is above the field writes ``[[Vault Folder/Notes/x]]``).
+    """
+
+    signature: str
+    scope: Scope
+    link_prefixes: tuple[str, ...]
+
+    def read(self, root: Path, path: str) -> PageInfo | None:
+        """Read one page from disk (``None`` if it vanished)."""
+
+    def from_bytes(self, root: Path, path: str, data: bytes, mtime_ns: int) -> PageInfo:
+        """Read a page from bytes already in hand (a proposed version, what the index read)."""
+
+    def checks(self, field: Field) -> list:
+        """Findings only the page's format knows how to make."""
+
+
+class PlainReader:
+    """Every page in memtui's own format (the reading when no dialect is known)."""
+
+    signature = "memtui"
+    scope = PLAIN_SCOPE
+    link_prefixes: tuple[str, ...] = ()
+
+    def read(self, root: Path, path: str) -> PageInfo | None:
+        return read_page(root, path)
+
+    def from_bytes(self, root: Path, path: str, data: bytes, mtime_ns: int) -> PageInfo:
+        return page_mod.info_from_bytes(path, data, len(data), mtime_ns)
+
+    def checks(self, field: Field) -> list:
+        return []
+
+
+PLAIN_READER = PlainReader()
+
+
+def side_matches(info: PageInfo, side: tuple[int, int] | None) -> bool:
+    """Does the sidecar a page was read with still have this size and mtime (or still not exist)?"""
+    if info.side is None:
+        return True  # the page's format has no sidecar
+    recorded = tuple(info.side[1:3]) if info.side[0] else None
+    return recorded == (tuple(side) if side is not None else None)
+
+
+def lookup_key(text: str) -> str:
+    """How names are compared in links: Unicode NFC, case-folded (NFD file names match NFC text)."""
+    return unicodedata.normalize("NFC", text).casefold()
 
 
 class Field:
@@ -123,21 +265,48 @@ class Field:
     Not thread-safe: one thread owns a ``Field`` and applies changes to it.
     """
 
-    def __init__(self, root: Path, *, readonly: bool = False, source: Path | None = None) -> None:
+    def __init__(
+        self,
+        root: Path,
+        *,
+        readonly: bool = False,
+        source: Path | None = None,
+        reader: PageReader | None = None,
+    ) -> None:
         self.root = Path(root)
         self.readonly = readonly
         self.source = source or self.root
+        self.reader: PageReader = reader or PLAIN_READER
+        self.content_root = self.root  # where files other than pages are (an overlay's is its field's)
         self.pages: dict[str, PageInfo] = {}
+        self.files: set[str] = set()  # other files (attachments), for embeds
+        self.skipped_dirs: list[str] = []
         self.scan_problems: list[ScanProblem] = []
         self.vanished: list[str] = []
+        # Review decisions recorded outside the pages: path -> (sha256 approved, who).
+        self.approvals: dict[str, tuple[str, str]] = {}
         self.generation = 0
-        self._lookup: dict[str, dict[str, str]] | None = None
+        self._lookup: dict[str, dict] | None = None
         self._history = None
         self._backlinks: dict[str, list[tuple[str, int]]] | None = None
         self._read_at_ns: dict[str, int] = {}  # when each page was last read from disk
         self._cache_stale = False
 
+    @property
+    def scope(self) -> Scope:
+        return self.reader.scope
+
     # ------------------------------------------------------------------ loading
+    @staticmethod
+    def check_folder(path: Path) -> None:
+        """Refuse what is not a folder, with a hint."""
+        if not path.exists():
+            raise FieldNotFoundError(f"no such folder: {path}", "give the path of a memory folder")
+        if not path.is_dir():
+            raise FieldNotFoundError(
+                f"not a folder: {path}", "give a memory folder or a .memoryfield.zip file"
+            )
+
     @classmethod
     def load(
         cls,
@@ -148,10 +317,13 @@ class Field:
         readonly: bool = False,
         source: Path | None = None,
         progress=None,
+        reader: PageReader | None = None,
+        scanned: ScanResult | None = None,
     ) -> Field:
         """Scan the folder and read every page (unchanged pages come from the page cache)."""
         field, pending = cls.open_cached(
-            root, cache_dir=cache_dir, use_cache=use_cache, readonly=readonly, source=source
+            root, cache_dir=cache_dir, use_cache=use_cache, readonly=readonly, source=source, reader=reader,
+            scanned=scanned,
         )
         total = len(pending)
         for start in range(0, total, READ_BATCH):
@@ -172,33 +344,32 @@ class Field:
         use_cache: bool = True,
         readonly: bool = False,
         source: Path | None = None,
-        scanned: tuple[list[ScanEntry], list[ScanProblem]] | None = None,
+        scanned: ScanResult | None = None,
+        reader: PageReader | None = None,
     ) -> tuple[Field, list[ScanEntry]]:
         """First half of a load: scan, and take every unchanged page from the cache.
 
-        ``scanned`` is the result of a ``scan(root)`` the caller already made.
+        ``scanned`` is the result of a ``scan_field(root, scope)`` the caller already made.
 
         Returns the field and the entries still to read (with ``read_entries``,
         possibly on another thread, then ``add_pages`` on the field's own thread).
         A user interface can show the list at once and fill it in as pages arrive.
         """
         path = Path(root)
-        if not path.exists():
-            raise FieldNotFoundError(f"no such folder: {path}", "give the path of a memory folder")
-        if not path.is_dir():
-            raise FieldNotFoundError(
-                f"not a folder: {path}", "give a memory folder or a .memoryfield.zip file"
-            )
-        field = cls(path, readonly=readonly, source=source)
+        cls.check_folder(path)
+        field = cls(path, readonly=readonly, source=source, reader=reader)
         if cache_dir is None:
             cache_dir = locations.default_cache_dir(path, readonly=readonly, source=source)
         field.cache_dir = cache_dir
-        entries, field.scan_problems = scanned if scanned is not None else scan(path)
-        cached = page_cache.read_entries(cache_dir) if use_cache else {}
+        result = scanned if scanned is not None else scan_field(path, field.scope)
+        field.scan_problems = result.problems
+        field.files = result.files
+        field.skipped_dirs = result.skipped_dirs
+        cached = page_cache.read_entries(cache_dir, signature=field.reader.signature) if use_cache else {}
         pending: list[ScanEntry] = []
-        for entry in entries:
+        for entry in result.entries:
             info = page_cache.info_if_unchanged(cached.get(entry.path), entry.path, entry.size, entry.mtime_ns)
-            if info is not None:
+            if info is not None and side_matches(info, entry.side):
                 field.pages[entry.path] = info
             else:
                 pending.append(entry)
@@ -212,7 +383,7 @@ class Field:
         read_at: dict[str, int] = {}
         for entry in entries:
             read_at[entry.path] = time.time_ns()
-            info = read_page(self.root, entry.path)
+            info = self.reader.read(self.root, entry.path)
             if info is None:
                 vanished.append(entry.path)
             else:
@@ -234,7 +405,11 @@ class Field:
         """Write the page cache (best effort: the cache is disposable)."""
         if not getattr(self, "cache_dir", None):
             return
-        page_cache.write(self.cache_dir, (info for info in self.pages.values() if not self._is_racy(info)))
+        page_cache.write(
+            self.cache_dir,
+            (info for info in self.pages.values() if not self._is_racy(info)),
+            signature=self.reader.signature,
+        )
 
     def _is_racy(self, info: PageInfo) -> bool:
         """Was the page modified so shortly before it was read that a same-size rewrite
@@ -244,18 +419,30 @@ class Field:
 
     # ------------------------------------------------------------------ changes
     def refresh_page(self, path: str) -> str:
-        """Re-read one page after a change on disk. Returns 'added', 'changed', 'removed' or 'same'."""
+        """Re-read one page after a change on disk (of the page, or of its sidecar).
+
+        Returns 'added', 'changed', 'removed' or 'same'.
+        """
+        if path.endswith(".json"):
+            page = path[:-5] + ".md"
+            if page in self.pages or self._is_page_path(page):
+                path = page
         before = self.pages.get(path)
         self._read_at_ns[path] = time.time_ns()
-        info = read_page(self.root, path) if self._is_page_path(path) else None
+        info = self.reader.read(self.root, path) if self._is_page_path(path) else None
         if info is None:
             if before is None:
                 return "same"
             del self.pages[path]
             self._invalidate()
             return "removed"
-        if before is not None and before.sha256 == info.sha256 and before.problems == info.problems:
-            if before.mtime_ns != info.mtime_ns:
+        if (
+            before is not None
+            and before.sha256 == info.sha256
+            and before.problems == info.problems
+            and before.norm == info.norm
+        ):
+            if before.mtime_ns != info.mtime_ns or before.side != info.side:
                 self.pages[path] = info  # summaries are never mutated in place (snapshots share them)
             return "same"
         self.pages[path] = info
@@ -263,17 +450,27 @@ class Field:
         return "changed" if before is not None else "added"
 
     def _is_page_path(self, path: str) -> bool:
-        return is_page_path(path) and not os.path.islink(os.path.join(self.root, *path.split("/")))
+        return is_page_path(path, self.scope) and not os.path.islink(os.path.join(self.root, *path.split("/")))
 
     def rescan(self) -> dict[str, list[str]]:
         """Bring the field in line with the disk; return the paths added, changed, removed."""
-        entries, self.scan_problems = scan(self.root)
+        result_scan = scan_field(self.root, self.scope)
+        self.scan_problems = result_scan.problems
+        if result_scan.files != self.files:
+            self.files = result_scan.files
+            self._invalidate()
+        self.skipped_dirs = result_scan.skipped_dirs
         seen = set()
         result: dict[str, list[str]] = {"added": [], "changed": [], "removed": []}
-        for entry in entries:
+        for entry in result_scan.entries:
             seen.add(entry.path)
             known = self.pages.get(entry.path)
-            if known is not None and known.size == entry.size and known.mtime_ns == entry.mtime_ns:
+            if (
+                known is not None
+                and known.size == entry.size
+                and known.mtime_ns == entry.mtime_ns
+                and side_matches(known, entry.side)
+            ):
                 continue
             outcome = self.refresh_page(entry.path)
             if outcome in result:
@@ -287,8 +484,12 @@ class Field:
 
     def snapshot(self) -> Field:
         """A copy sharing the (immutable) page summaries, for analysis on another thread."""
-        copy = Field(self.root, readonly=self.readonly, source=self.source)
+        copy = Field(self.root, readonly=self.readonly, source=self.source, reader=self.reader)
+        copy.content_root = self.content_root
         copy.pages = dict(self.pages)
+        copy.files = set(self.files)
+        copy.skipped_dirs = list(self.skipped_dirs)
+        copy.approvals = dict(self.approvals)
         copy.scan_problems = list(self.scan_problems)
         copy.vanished = list(self.vanished)
         copy.generation = self.generation
@@ -313,57 +514,117 @@ class Field:
     def get(self, path: str) -> PageInfo | None:
         return self.pages.get(path)
 
-    def _tables(self) -> dict[str, dict[str, str]]:
+    def _tables(self) -> dict[str, dict]:
+        """Lookup tables, keys compared with ``lookup_key`` (NFC, case-folded).
+
+        Names that several pages share (a title, a file stem) keep every page,
+        so the one closest to the linking page can win.
+        """
         if self._lookup is None:
             by_id: dict[str, str] = {}
-            by_title: dict[str, str] = {}
-            by_stem: dict[str, str] = {}
-            by_slug: dict[str, str] = {}
+            by_id_folded: dict[str, str] = {}
+            by_title: dict[str, list[str]] = {}
+            by_stem: dict[str, list[str]] = {}
             by_path: dict[str, str] = {}
-            for path in sorted(self.pages):  # sorted: the first of equal titles wins, whatever the load order
+            for path in sorted(self.pages):  # sorted: the first of equal names wins, whatever the load order
                 info = self.pages[path]
-                by_path[path.casefold()] = path
-                by_path[path[:-3].casefold()] = path
-                for ident in (info.id, info.uuid):
-                    if ident:
-                        by_id.setdefault(ident, path)
-                title = info.meta.get("title")
-                if isinstance(title, str) and title.strip():
-                    by_title.setdefault(title.strip().casefold(), path)
-                    by_slug.setdefault(slug(title), path)
-                by_stem.setdefault(info.stem.casefold(), path)
-                by_slug.setdefault(slug(info.stem), path)
-            self._lookup = {"id": by_id, "title": by_title, "stem": by_stem, "slug": by_slug, "path": by_path}
+                key = lookup_key(path)
+                by_path[key] = path
+                by_path[key[:-3]] = path
+                for ident in info.ids:
+                    by_id.setdefault(ident, path)
+                    by_id_folded.setdefault(lookup_key(ident), path)
+                title = info._str("title")
+                names = [title] if title and title.strip() else []
+                names.extend(info.aliases)
+                for name in names:
+                    bucket = by_title.setdefault(lookup_key(name.strip()), [])
+                    if path not in bucket:
+                        bucket.append(path)
+                by_stem.setdefault(lookup_key(info.stem), []).append(path)
+            by_file: dict[str, str] = {}
+            by_file_name: dict[str, list[str]] = {}
+            for rel in sorted(self.files):
+                key = lookup_key(rel)
+                by_file[key] = rel
+                by_file_name.setdefault(key.rsplit("/", 1)[-1], []).append(rel)
+            self._lookup = {
+                "id": by_id,
+                "id_folded": by_id_folded,
+                "title": by_title,
+                "stem": by_stem,
+                "path": by_path,
+                "file": by_file,
+                "file_name": by_file_name,
+            }
         return self._lookup
 
     def resolve(self, target: str, *, near: str | None = None) -> PageInfo | None:
-        """Find the page a reference means: path, id, uuid, title, file stem or slug.
+        """Find the page a reference means: path, id, title or alias, file stem.
 
-        ``near`` is the referring page's path; relative paths are tried against
-        its folder first.
+        Names are compared after Unicode normalisation (NFC) and case folding,
+        never after a lossy slug. ``near`` is the referring page's path: relative
+        paths are tried against its folder first, and when a name belongs to
+        several pages the closest wins (same folder, then same top-level folder).
+        ``[[Page#Heading]]``, ``[[Page|label]]`` and ``[[Page#^block]]`` name ``Page``;
+        ``[[#Heading]]`` is the referring page itself.
         """
-        target = target.strip()
-        if not target:
-            return None
+        cleaned = clean_ref(target).split("#", 1)[0].strip()
+        if not cleaned:
+            return self.pages.get(near) if near and "#" in target else None
         tables = self._tables()
-        cleaned = target.split("#", 1)[0].strip()
         for candidate in self._path_candidates(cleaned, near):
-            hit = tables["path"].get(candidate.casefold())
+            hit = tables["path"].get(lookup_key(candidate))
             if hit:
                 return self.pages[hit]
-        hit = tables["id"].get(cleaned)
+        hit = tables["id"].get(cleaned) or tables["id_folded"].get(lookup_key(cleaned))
         if hit:
             return self.pages[hit]
-        key = cleaned.casefold()
-        for table in ("title", "stem"):
-            hit = tables[table].get(key)
+        key = lookup_key(cleaned)
+        found = self._closest(tables["title"].get(key), near)
+        if found is None and "/" not in cleaned:
+            found = self._closest(tables["stem"].get(key.removesuffix(".md")), near)
+        elif found is None:
+            # A partial path ("Sub/Note") names a page whose path ends with it.
+            tail = key.removesuffix(".md")
+            stems = tables["stem"].get(tail.rsplit("/", 1)[-1]) or []
+            found = self._closest([p for p in stems if lookup_key(p)[:-3].endswith("/" + tail)], near)
+        return self.pages[found] if found else None
+
+    def resolve_file(self, target: str, *, near: str | None = None) -> str | None:
+        """The path of the page or other file an embed (``![[file.png]]``) shows, or None."""
+        cleaned = clean_ref(target).split("#", 1)[0].strip()
+        if not cleaned:
+            return None
+        page = self.resolve(cleaned, near=near)
+        if page is not None:
+            return page.path
+        tables = self._tables()
+        for candidate in self._path_candidates(cleaned, near):
+            hit = tables["file"].get(lookup_key(candidate))
             if hit:
-                return self.pages[hit]
-        hit = tables["slug"].get(slug(cleaned))
-        return self.pages[hit] if hit else None
+                return hit
+        if "/" not in cleaned:
+            return self._closest(tables["file_name"].get(lookup_key(cleaned)), near)
+        return None
 
     @staticmethod
-    def _path_candidates(target: str, near: str | None) -> Iterable[str]:
+    def _closest(paths: list[str] | None, near: str | None) -> str | None:
+        if not paths:
+            return None
+        if len(paths) == 1 or not near:
+            return paths[0]
+        folder = near.rsplit("/", 1)[0] if "/" in near else ""
+        for path in paths:
+            if (path.rsplit("/", 1)[0] if "/" in path else "") == folder:
+                return path
+        top = near.split("/", 1)[0] if "/" in near else ""
+        for path in paths:
+            if top and path.startswith(top + "/"):
+                return path
+        return paths[0]
+
+    def _path_candidates(self, target: str, near: str | None) -> Iterable[str]:
         target = target.replace("\\", "/")
         if target.startswith("./"):
             target = target[2:]
@@ -375,10 +636,14 @@ class Field:
         normal = os.path.normpath(target).replace(os.sep, "/").lstrip("/")
         if not normal.startswith(".."):
             yield normal
+            folded = lookup_key(normal)
+            for prefix in self.reader.link_prefixes:
+                if folded.startswith(lookup_key(prefix)):
+                    yield normal[len(prefix) :].lstrip("/")
 
     def resolve_source(self, source: str, *, near: str | None = None) -> PageInfo | None:
         """The page a ``sources:`` entry points at, if it is inside the field."""
-        text = source.strip()
+        text = clean_ref(source)
         if re.match(r"^[a-z][a-z0-9+.-]*://", text, re.IGNORECASE):
             return None  # nas://, pplx://, connector://, https:// ... are outside
         text = text.split("#", 1)[0].split("@", 1)[0].strip()
@@ -386,16 +651,24 @@ class Field:
             return None
         return self.resolve(text, near=near)
 
+    def approved(self, path: str) -> str:
+        """Who approved exactly the bytes this page has now, in memtui's ledger ('' if nobody)."""
+        info = self.pages.get(path)
+        record = self.approvals.get(path)
+        if info is None or record is None or record[0] != info.sha256:
+            return ""
+        return record[1] or "a reviewer"
+
     def trust(self, path: str) -> str:
         info = self.pages[path]
-        return trust.trust_state(info.meta, path)
+        return trust.trust_of(info, approved=bool(self.approved(path)))
 
     def backlinks(self, path: str) -> list[tuple[str, int]]:
-        """Pages linking to ``path`` by ``[[wikilink]]`` or citing it as a source."""
+        """Pages linking to ``path`` by ``[[wikilink]]`` or an embed, or citing it as a source."""
         if self._backlinks is None:
             table: dict[str, list[tuple[str, int]]] = {}
             for info in self.pages.values():
-                for target, line in info.links:
+                for target, line in (*info.links, *info.embeds):
                     hit = self.resolve(target, near=info.path)
                     if hit is not None and hit.path != info.path:
                         table.setdefault(hit.path, []).append((info.path, line))
@@ -406,17 +679,32 @@ class Field:
             self._backlinks = table
         return self._backlinks.get(path, [])
 
-    def memory_pointers(self) -> list[tuple[str, int]]:
-        """What ``MEMORY.md`` points at: wikilinks, Markdown links and bare ``*.md`` paths."""
-        info = self.pages.get("MEMORY.md")
+    def memory_pointers(self, index: str = "MEMORY.md") -> list[tuple[str, int]]:
+        """What a routing index (``MEMORY.md``) points at: wikilinks, Markdown links and bare ``*.md`` paths.
+
+        Links inside code spans and fenced code blocks are examples, not pointers.
+        """
+        info = self.pages.get(index)
         if info is None:
             return []
         found: list[tuple[str, int]] = list(info.links)
         try:
-            text = (self.root / "MEMORY.md").read_text("utf-8", "surrogateescape")
+            text = (self.root / index).read_text("utf-8", "surrogateescape")
         except OSError:
             return found
+        fence = ""
         for number, line in enumerate(text.splitlines(), start=1):
+            marker = _FENCE_RE.match(line)
+            if marker:
+                mark = marker.group(1)
+                if not fence:
+                    fence = mark
+                elif mark[0] == fence[0] and len(mark) >= len(fence):
+                    fence = ""
+                continue
+            if fence:
+                continue
+            line = mask_code_spans(line) if "`" in line else line
             for match in re.finditer(r"\]\(([^)\s]+\.md)(?:#[^)]*)?\)", line):
                 found.append((match.group(1), number))
             stripped = re.sub(r"\[[^\]]*\]\([^)]*\)", "", line)
@@ -434,7 +722,8 @@ class Field:
         return self._history
 
 
-def _zip_root(p: Path) -> Path | None:
+def zip_root(p: Path) -> Path | None:
+    """The safe extraction of a ``*.memoryfield.zip`` (None for anything else)."""
     if p.is_file() and p.name.endswith(".zip"):
         from memtui.store.archive import extract_for_reading
 
@@ -443,16 +732,22 @@ def _zip_root(p: Path) -> Path | None:
 
 
 def open_field(
-    path: str | os.PathLike[str], *, cache_dir: Path | None = None, use_cache: bool = True, progress=None
+    path: str | os.PathLike[str],
+    *,
+    cache_dir: Path | None = None,
+    use_cache: bool = True,
+    progress=None,
+    reader: PageReader | None = None,
 ) -> Field:
     """Open a folder, or a ``*.memoryfield.zip`` read-only through a safe extraction."""
     p = Path(path)
-    root = _zip_root(p)
+    root = zip_root(p)
     if root is not None:
         return Field.load(
-            root, cache_dir=cache_dir, use_cache=use_cache, readonly=True, source=p, progress=progress
+            root, cache_dir=cache_dir, use_cache=use_cache, readonly=True, source=p, progress=progress,
+            reader=reader,
         )
-    return Field.load(p, cache_dir=cache_dir, use_cache=use_cache, progress=progress)
+    return Field.load(p, cache_dir=cache_dir, use_cache=use_cache, progress=progress, reader=reader)
 
 
 def open_field_cached(
@@ -460,11 +755,14 @@ def open_field_cached(
     *,
     cache_dir: Path | None = None,
     use_cache: bool = True,
-    scanned: tuple[list[ScanEntry], list[ScanProblem]] | None = None,
+    scanned: ScanResult | None = None,
+    reader: PageReader | None = None,
 ) -> tuple[Field, list[ScanEntry]]:
     """Like ``open_field``, but stop after the cached pages (see ``Field.open_cached``)."""
     p = Path(path)
-    root = _zip_root(p)
+    root = zip_root(p)
     if root is not None:
-        return Field.open_cached(root, cache_dir=cache_dir, use_cache=use_cache, readonly=True, source=p)
-    return Field.open_cached(p, cache_dir=cache_dir, use_cache=use_cache, scanned=scanned)
+        return Field.open_cached(
+            root, cache_dir=cache_dir, use_cache=use_cache, readonly=True, source=p, reader=reader
+        )
+    return Field.open_cached(p, cache_dir=cache_dir, use_cache=use_cache, scanned=scanned, reader=reader)

@@ -8,8 +8,11 @@ Two forms are read:
 - **inline**: inside one page, ``~~Key: old [tag] (source DATE)~~ superseded DATE``
   lines followed by the live ``Key: new [tag] (source DATE)`` line.
 
-A page is *superseded* when another page supersedes it or its ``valid_to`` date
-has passed; otherwise it is *current*. The graph also reports broken references,
+A page is *superseded* when another page supersedes it, when it names the page
+that replaced it (``superseded_by``, as Obsidian vaults and sidecar stores write),
+when it says so (``status: superseded``) or its ``valid_to`` date has passed; it
+is *stale* when it is marked stale (``status: stale``, ``archived``...) without a
+replacement; otherwise it is *current*. The graph also reports broken references,
 cycles, versions superseded twice, and contradiction candidates (two current
 pages with the same subject and kind that do not supersede each other).
 """
@@ -20,6 +23,7 @@ import datetime as _dt
 import fnmatch
 import heapq
 import re
+import unicodedata
 from collections import defaultdict
 from dataclasses import dataclass, field
 from typing import Any, Protocol
@@ -28,11 +32,18 @@ from memtui.field.page import PageInfo
 
 CURRENT = "current"
 SUPERSEDED = "superseded"
-_SLUG_RE = re.compile(r"[^a-z0-9]+")
+STALE = "stale"
+STATUSES = (CURRENT, STALE, SUPERSEDED)
+_SLUG_RE = re.compile(r"[\W_]+")
 
 
 def slug(text: str) -> str:
-    return _SLUG_RE.sub("-", text.casefold()).strip("-")
+    """Words of any script joined by ``-``: how a subject or chain name is looked up on the command line.
+
+    Letters and digits are kept (never reduced to ASCII), so two different
+    non-Latin names never meet. Links never resolve by slug; see ``Field.resolve``.
+    """
+    return _SLUG_RE.sub("-", unicodedata.normalize("NFC", text).casefold()).strip("-")
 
 
 class PageSet(Protocol):
@@ -121,6 +132,7 @@ class BrokenRef:
     path: str
     target: str
     line: int | None
+    key: str = "supersedes"
 
 
 class History:
@@ -146,12 +158,24 @@ class History:
                 if hit is None:
                     self.broken.append(BrokenRef(path, target, line))
                     continue
-                if hit.path == path:
-                    self.self_refs.append(path)
+                self._edge(hit.path, path)
+            line = info.key_lines.get("superseded_by")
+            for target in info.superseded_by:
+                hit = self.field.resolve(target, near=path)
+                if hit is None:
+                    self.broken.append(BrokenRef(path, target, line, "superseded_by"))
                     continue
-                if hit.path not in self.replaces[path]:
-                    self.replaces[path].append(hit.path)
-                    self.replaced_by[hit.path].append(path)
+                self._edge(path, hit.path)
+
+    def _edge(self, old: str, new: str) -> None:
+        """``new`` replaces ``old`` (stated on either side, or both)."""
+        if old == new:
+            if new not in self.self_refs:
+                self.self_refs.append(new)
+            return
+        if old not in self.replaces[new]:
+            self.replaces[new].append(old)
+            self.replaced_by[old].append(new)
 
     def _find_cycles(self) -> list[list[str]]:
         """Each supersede cycle once, as the list of pages around it."""
@@ -189,6 +213,9 @@ class History:
     def _status(self, info: PageInfo) -> str:
         if self.replaced_by.get(info.path):
             return SUPERSEDED
+        declared = info.declared_status
+        if declared is not None:
+            return declared
         valid_to = _date(info.valid_to)
         if valid_to is not None and valid_to <= self.today:
             return SUPERSEDED
@@ -217,6 +244,10 @@ class History:
             names = ", ".join(self.field.pages[p].title for p in newer)
             when = _date(self.field.pages[newer[0]].valid_from) or _date(info.valid_to)
             return f"superseded by {names}" + (f" on {when}" if when else "")
+        declared = info.declared_status
+        if declared is not None:
+            said = info._str("status")
+            return f"marked {declared} (status: {said})"
         valid_to = _date(info.valid_to)
         if valid_to and valid_to <= self.today:
             return f"expired {valid_to}"

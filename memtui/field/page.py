@@ -62,9 +62,52 @@ class ParsedPage:
         return self.frontmatter.data
 
 
+# Frontmatter ``status:`` words that say a page is no longer current, whatever tool wrote them.
+DECLARED_STATUS = {
+    "superseded": "superseded",
+    "replaced": "superseded",
+    "stale": "stale",
+    "archived": "stale",
+    "deprecated": "stale",
+    "obsolete": "stale",
+    "outdated": "stale",
+    "expired": "stale",
+    "retired": "stale",
+}
+
+
+def clean_ref(value: str) -> str:
+    """A reference as a page states it, unwrapped: ``"[[Notes/x|label]]"`` -> ``Notes/x``.
+
+    The ``#section`` part is kept (resolution ignores it); labels and the brackets go.
+    """
+    text = value.strip()
+    if text.startswith("[[") and text.endswith("]]"):
+        text = text[2:-2]
+    elif text.startswith("![[") and text.endswith("]]"):
+        text = text[3:-2]
+    return text.split("|", 1)[0].strip()
+
+
+def _as_list(value: Any) -> list[str]:
+    if value is None or value == "":
+        return []
+    if isinstance(value, list):
+        return [v if isinstance(v, str) else str(v) for v in value if v is not None]
+    return [value if isinstance(value, str) else str(value)]
+
+
 @dataclass(slots=True)
 class PageInfo:
-    """What the model keeps about a page between reads."""
+    """What the model keeps about a page between reads.
+
+    ``meta`` is the frontmatter exactly as written. ``norm`` is what the page's
+    *dialect* (the tool that wrote it: memtui's own format, Claude Code, an
+    Obsidian vault, a JSON-sidecar store ...) says about it in memtui's terms:
+    title, kind, status, supersedes, dates, origin, review evidence, tags ...
+    Every accessor below reads ``norm`` first, then the frontmatter, so memtui's
+    own format needs no ``norm`` at all.
+    """
 
     path: str  # relative, POSIX separators
     size: int
@@ -83,6 +126,7 @@ class PageInfo:
     claim_lines: int = 0
     untagged_claim_lines: list[int] = field(default_factory=list)
     links: list[tuple[str, int]] = field(default_factory=list)  # (target, line)
+    embeds: list[tuple[str, int]] = field(default_factory=list)  # ![[target]]: any file (target, line)
     citations: list[tuple[int, int]] = field(default_factory=list)  # (number, line)
     numbered_sources: list[str] = field(default_factory=list)
     inline_chains: list[list[dict[str, Any]]] = field(default_factory=list)
@@ -92,10 +136,17 @@ class PageInfo:
     newline: str = "\n"
     has_bom: bool = False
     parsed: bool = True  # False for binary or oversized files
+    dialect: str = "memtui"  # the format this page was read as
+    norm: dict[str, Any] = field(default_factory=dict)  # the dialect's reading (see the class docstring)
+    side: list[Any] | None = None  # [path, size, mtime_ns] of a sidecar file read with the page
 
-    # -- frontmatter accessors (values are untrusted; callers render them safely)
+    # -- accessors (values are untrusted; callers render them safely)
+    def _value(self, key: str) -> Any:
+        norm = self.norm
+        return norm[key] if key in norm else self.meta.get(key)
+
     def _str(self, key: str) -> str | None:
-        value = self.meta.get(key)
+        value = self._value(key)
         if value is None:
             return None
         return value if isinstance(value, str) else str(value)
@@ -118,6 +169,13 @@ class PageInfo:
         return self._str("uuid")
 
     @property
+    def ids(self) -> list[str]:
+        """Every identifier other pages may use for this page (id, uuid, a dialect's own ids)."""
+        found = [v for v in (self.id, self.uuid) if v]
+        found.extend(_as_list(self.norm.get("ids")))
+        return found
+
+    @property
     def key(self) -> str:
         """The identifier other pages use: id, else uuid, else the path."""
         return self.id or self.uuid or self.path
@@ -128,7 +186,11 @@ class PageInfo:
 
     @property
     def summary(self) -> str | None:
-        return self._str("summary")
+        return self._str("summary") or (self._str("description") if "description" in self.norm else None)
+
+    @property
+    def description(self) -> str | None:
+        return self._str("description") or self._str("summary")
 
     @property
     def kind(self) -> str | None:
@@ -160,12 +222,7 @@ class PageInfo:
 
     @property
     def sources(self) -> list[str]:
-        value = self.meta.get("sources")
-        if value is None:
-            return []
-        if isinstance(value, list):
-            return [v if isinstance(v, str) else str(v) for v in value]
-        return [value if isinstance(value, str) else str(value)]
+        return _as_list(self._value("sources"))
 
     @property
     def citation_sources(self) -> list[str]:
@@ -174,16 +231,43 @@ class PageInfo:
 
     @property
     def supersedes(self) -> list[str]:
-        value = self.meta.get("supersedes")
-        if value is None or value == "":
-            return []
-        if isinstance(value, list):
-            return [v if isinstance(v, str) else str(v) for v in value if v is not None]
-        return [value if isinstance(value, str) else str(value)]
+        return [clean_ref(v) for v in _as_list(self._value("supersedes"))]
+
+    @property
+    def superseded_by(self) -> list[str]:
+        return [clean_ref(v) for v in _as_list(self._value("superseded_by"))]
+
+    @property
+    def declared_status(self) -> str | None:
+        """``superseded`` or ``stale`` when the page (or its dialect) says so; None otherwise."""
+        value = self._value("status")
+        if not isinstance(value, str):
+            return None
+        return DECLARED_STATUS.get(value.strip().lower())
+
+    @property
+    def tags(self) -> list[str]:
+        value = self._value("tags")
+        if isinstance(value, str):
+            value = value.replace(",", " ").split()
+        return [t.strip().lstrip("#") for t in _as_list(value) if t.strip().lstrip("#")]
+
+    @property
+    def aliases(self) -> list[str]:
+        value = self._value("aliases")
+        if value is None:
+            value = self._value("alias")
+        return [a for a in _as_list(value) if a.strip()]
+
+    @property
+    def role(self) -> str:
+        """What the page is to an agent: ``memory`` (facts), ``instructions``, ``index``, ``log``."""
+        return self.norm.get("role") or "memory"
 
     @property
     def is_fact_page(self) -> bool:
-        return self.path.startswith(tuple(f + "/" for f in FACT_FOLDERS))
+        """A memtui-format page in a folder of facts, whose claim lines should carry source tags."""
+        return self.dialect == "memtui" and self.path.startswith(tuple(f + "/" for f in FACT_FOLDERS))
 
     # -- cache round trip
     def to_json(self) -> dict[str, Any]:
@@ -193,6 +277,7 @@ class PageInfo:
     def from_json(cls, data: dict[str, Any]) -> PageInfo:
         info = cls(**data)
         info.links = [tuple(x) for x in info.links]  # type: ignore[misc]
+        info.embeds = [tuple(x) for x in info.embeds]  # type: ignore[misc]
         info.citations = [tuple(x) for x in info.citations]  # type: ignore[misc]
         info.hazards = [tuple(x) for x in info.hazards]  # type: ignore[misc]
         info.problems = [tuple(x) for x in info.problems]  # type: ignore[misc]
@@ -289,7 +374,8 @@ def summarise(parsed: ParsedPage, size: int, mtime_ns: int) -> PageInfo:
         tag_counts=b.tag_counts,
         claim_lines=b.claim_line_count,
         untagged_claim_lines=b.untagged_claim_lines,
-        links=[(link.target, link.line) for link in b.links],
+        links=[(link.target, link.line) for link in b.links if not link.embed],
+        embeds=[(link.target, link.line) for link in b.links if link.embed],
         citations=[(c.number, c.line) for c in b.citations],
         numbered_sources=b.numbered_sources,
         inline_chains=chains,
@@ -337,6 +423,12 @@ def read_page(root: str | os.PathLike[str], path: str) -> PageInfo | None:
 
     Other OS errors (permissions, a folder where a file was) become a problem.
     """
+    found = read_page_bytes(root, path)
+    return None if found is None else found[0]
+
+
+def read_page_bytes(root: str | os.PathLike[str], path: str) -> tuple[PageInfo, bytes | None] | None:
+    """``read_page``, and the bytes it read (None when the file could not be read)."""
     abspath = os.path.join(os.fspath(root), *path.split("/"))
     try:
         result = read_bytes(abspath)
@@ -344,7 +436,7 @@ def read_page(root: str | os.PathLike[str], path: str) -> PageInfo | None:
         reason = exc.strerror or str(exc)
         if exc.errno == errno.ELOOP:
             reason = "it is a symlink, which memtui does not follow"
-        return PageInfo(
+        info = PageInfo(
             path=path,
             size=0,
             mtime_ns=0,
@@ -353,7 +445,8 @@ def read_page(root: str | os.PathLike[str], path: str) -> PageInfo | None:
             parsed=False,
             tag_counts=dict.fromkeys(body_mod.SOURCE_TAGS, 0),
         )
+        return info, None
     if result is None:
         return None
     data, st = result
-    return info_from_bytes(path, data, len(data), st.st_mtime_ns)
+    return info_from_bytes(path, data, len(data), st.st_mtime_ns), data

@@ -23,7 +23,7 @@ from memtui import __version__
 from memtui.field.page import PageInfo
 from memtui.store.safe_write import write_internal_file
 
-CACHE_SCHEMA = 6
+CACHE_SCHEMA = 7
 CACHE_FILE = "pages.json"
 
 
@@ -31,8 +31,14 @@ def cache_path(cache_dir: Path) -> Path:
     return Path(cache_dir) / CACHE_FILE
 
 
-def read_entries(cache_dir: Path, wanted: set[str] | None = None) -> dict[str, dict[str, Any]]:
-    """Raw cache entries by path (only ``wanted`` paths, if given); ``{}`` when there is no usable cache."""
+def read_entries(
+    cache_dir: Path, wanted: set[str] | None = None, *, signature: str = "memtui"
+) -> dict[str, dict[str, Any]]:
+    """Raw cache entries by path (only ``wanted`` paths, if given); ``{}`` when there is no usable cache.
+
+    ``signature`` names how the pages were read (which dialects): a cache written
+    by another reading is not used.
+    """
     pages: dict[str, dict[str, Any]] = {}
     try:
         with open(cache_path(cache_dir), encoding="utf-8") as handle:
@@ -41,6 +47,7 @@ def read_entries(cache_dir: Path, wanted: set[str] | None = None) -> dict[str, d
                 not isinstance(header, dict)
                 or header.get("schema") != CACHE_SCHEMA
                 or header.get("version") != __version__
+                or header.get("reader") != signature
             ):
                 return {}
             for line in handle:
@@ -72,9 +79,9 @@ def info_if_unchanged(entry: Any, path: str, size: int, mtime_ns: int) -> PageIn
     return None
 
 
-def write(cache_dir: Path, infos: Iterable[PageInfo]) -> None:
+def write(cache_dir: Path, infos: Iterable[PageInfo], *, signature: str = "memtui") -> None:
     """Write the cache (best effort: it is disposable)."""
-    lines = [json.dumps({"schema": CACHE_SCHEMA, "version": __version__})]
+    lines = [json.dumps({"schema": CACHE_SCHEMA, "version": __version__, "reader": signature})]
     lines.extend(json.dumps(info.to_json(), separators=(",", ":")) for info in infos)
     try:
         write_internal_file(cache_path(cache_dir), ("\n".join(lines) + "\n").encode())

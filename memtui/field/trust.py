@@ -1,13 +1,17 @@
-"""Trust state of a page: quarantined, unreviewed or reviewed.
+"""Trust state of a page: reviewed, unreviewed, quarantined, or unknown. Evidence, never a default.
 
+- ``reviewed``: there is evidence a human reviewed the page: ``reviewed: true`` in
+  its frontmatter, a dialect's own review field (``review`` in the page's reading),
+  or an approval of exactly these bytes in memtui's ledger (``approved``).
 - ``quarantined``: not reviewed and tainted; tainted means any ``taint`` value
   (``external`` in the format; ``null``, ``none``, ``false`` and empty mean untainted),
-  ``origin: external``, or the page lives under ``quarantine/``. Such a page can be
-  found by search but is never auto-loaded nor listed in ``MEMORY.md``.
-- ``unreviewed``: a ``reviewed`` key that is not true (``false``, ``null``, ``pending``...)
-  and not tainted.
-- ``reviewed``: ``reviewed: true``, or no ``reviewed`` key on an untainted page
-  (pages written by the user or before review existed carry no marker).
+  ``origin: external``, a dialect saying the content came from outside, or the page
+  lives under ``quarantine/``. Such a page can be found by search but is never
+  auto-loaded nor listed in ``MEMORY.md``.
+- ``unreviewed``: a ``reviewed`` key (or a dialect's review field) that is not true
+  (``false``, ``null``, ``pending``...), not tainted.
+- ``unknown``: no review record at all. Most memory written by agents and tools
+  carries none; saying "reviewed" for it would be a confident wrong answer.
 Unexpected values fail safe: they never make a page look more trusted.
 """
 
@@ -17,8 +21,15 @@ from typing import Any
 
 QUARANTINED = "quarantined"
 UNREVIEWED = "unreviewed"
+UNKNOWN = "unknown"
 REVIEWED = "reviewed"
-STATES = (QUARANTINED, UNREVIEWED, REVIEWED)
+STATES = (QUARANTINED, UNREVIEWED, UNKNOWN, REVIEWED)
+LABELS = {
+    QUARANTINED: "quarantined",
+    UNREVIEWED: "unreviewed",
+    UNKNOWN: "no review record",
+    REVIEWED: "reviewed",
+}
 
 QUARANTINE_FOLDER = "quarantine"
 
@@ -30,7 +41,9 @@ def _is_true(value: Any) -> bool:
 _UNTAINTED = {"", "null", "none", "false", "no", "~"}
 
 
-def is_tainted(meta: dict[str, Any], path: str) -> bool:
+def is_tainted(meta: dict[str, Any], path: str, norm: dict[str, Any] | None = None) -> bool:
+    if norm and norm.get("tainted") is True:
+        return True
     taint = meta.get("taint")
     origin = meta.get("origin")
     if taint is not None and taint is not False and str(taint).strip().lower() not in _UNTAINTED:
@@ -40,15 +53,37 @@ def is_tainted(meta: dict[str, Any], path: str) -> bool:
     )
 
 
-def trust_state(meta: dict[str, Any], path: str) -> str:
-    reviewed = meta.get("reviewed")
-    if _is_true(reviewed):
+def trust_state(
+    meta: dict[str, Any], path: str, norm: dict[str, Any] | None = None, *, approved: bool = False
+) -> str:
+    """The trust state from the frontmatter, a dialect's reading (``norm``) and a ledger approval."""
+    review = norm.get("reviewed") if norm else None
+    if _is_true(meta.get("reviewed")) or review is True or approved:
         return REVIEWED
-    if is_tainted(meta, path):
+    if is_tainted(meta, path, norm):
         return QUARANTINED
-    if "reviewed" in meta:
+    if "reviewed" in meta or review is False:
         return UNREVIEWED  # false, null, "pending", 0 ...: anything but true
-    return REVIEWED
+    return UNKNOWN
+
+
+def trust_of(info: Any, *, approved: bool = False) -> str:
+    """``trust_state`` of a ``PageInfo``."""
+    return trust_state(info.meta, info.path, info.norm, approved=approved)
+
+
+def review_evidence(meta: dict[str, Any], norm: dict[str, Any] | None = None, *, approved_by: str = "") -> str:
+    """In words, what the trust state rests on (for the page view and the CLI)."""
+    if _is_true(meta.get("reviewed")):
+        who = meta.get("reviewed_by")
+        return "reviewed: true" + (f" (by {who})" if isinstance(who, str) and who else "")
+    if norm and norm.get("reviewed") is True:
+        return str(norm.get("review_evidence") or "the format's own review field")
+    if approved_by:
+        return f"approved in memtui's ledger by {approved_by}"
+    if "reviewed" in meta or (norm and norm.get("reviewed") is False):
+        return "marked not reviewed"
+    return "no review record"
 
 
 def taint_source(meta: dict[str, Any], path: str) -> str:

@@ -26,7 +26,7 @@ from whoosh.system import pack_uint
 
 from memtui import __version__
 
-SCHEMA_VERSION = 3
+SCHEMA_VERSION = 4
 ANALYZER_NAME = "words-lower-stop-porter/1"
 # Whoosh's codec: zlib level 1 on posting blocks builds faster than the default 3 for
 # a few percent more disk. (Its "inline postings" option is broken in 2.7.4: keep 1.)

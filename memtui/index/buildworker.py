@@ -6,8 +6,9 @@ on stdin/stdout with the process that started it (and only with it):
     <- ("optimize", gen_dir)              or: merge every segment of gen_dir into one
     -> ("optimized", None)
 
-    <- ("read", root, [path, ...], page_cache_dir or None)
-                                           read and parse these pages (parsed ones from the page cache)
+    <- ("read", root, [path, ...], page_cache_dir or None, reader spec or None)
+                                           read these pages as the field's dialects do (the ones
+                                           the field has read, from its page cache)
     -> ("progress", count)                 now and then
     -> ("records", [PageRecord, ...])      what the parent needs for statuses
     <- ("index", gen_dir, {path: (status, successors)})
@@ -49,9 +50,11 @@ def receive(stream: BinaryIO) -> Any:
 def serve(inbox: BinaryIO, outbox: BinaryIO) -> None:
     from whoosh import index as whoosh_index
 
+    from memtui.dialects.reader import DialectReader
+    from memtui.field import page_cache
+    from memtui.field.field import PLAIN_READER
     from memtui.index.analysis import build_schema, codec
     from memtui.index.fastwrite import FastSegmentWriter
-    from memtui.field import page_cache
     from memtui.index.records import read_page_doc
 
     message = receive(inbox)
@@ -61,13 +64,16 @@ def serve(inbox: BinaryIO, outbox: BinaryIO) -> None:
         writer.commit(optimize=True)
         send(outbox, ("optimized", None))
         return
-    command, root, paths, cache_dir = message
+    command, root, paths, cache_dir, spec = message
     assert command == "read"
-    cached = page_cache.read_entries(Path(cache_dir), wanted=set(paths)) if cache_dir else {}
+    reader = DialectReader.from_spec(spec) if spec is not None else PLAIN_READER
+    cached = (
+        page_cache.read_entries(Path(cache_dir), wanted=set(paths), signature=reader.signature) if cache_dir else {}
+    )
     docs = []
     for number, path in enumerate(paths, start=1):
         known = page_cache.info_of(cached.get(path))  # used only if its hash matches the bytes read
-        doc = read_page_doc(Path(root), path, known)
+        doc = read_page_doc(Path(root), path, known, reader=reader)
         if doc is not None:
             docs.append(doc)
         if number % 250 == 0:

@@ -20,7 +20,14 @@ from whoosh import index as whoosh_index
 from whoosh.reading import SegmentReader
 
 from memtui.field import page_cache
-from memtui.field.field import ScanEntry, is_page_path, scan
+from memtui.field.field import (
+    PLAIN_READER,
+    PageReader,
+    ScanEntry,
+    is_page_path,
+    scan,
+    side_matches,
+)
 from memtui.index.analysis import build_schema, codec
 from memtui.index.fastwrite import FastSegmentWriter
 from memtui.index.model import ChangeBatch
@@ -62,6 +69,7 @@ class IndexGeneration:
         self.ix = ix
         self.records = records
         self.status_day = today()
+        self.reader: PageReader = PLAIN_READER  # how pages are read (the field's dialects); set by the service
 
     @classmethod
     def create(cls, gen_dir: Path) -> IndexGeneration:
@@ -183,9 +191,9 @@ class IndexGeneration:
         """Read each path and decide what to write. Paths that are not pages are dropped."""
         plan = Plan(batch=ChangeBatch(rescanned=rescanned))
         added: list[str] = []
-        for path in dict.fromkeys(paths):
+        for path in dict.fromkeys(self._page_of(root, p) for p in paths):
             known = self.records.get(path)
-            doc = read_page_doc(root, path) if is_page_path(path) else None
+            doc = read_page_doc(root, path, reader=self.reader) if is_page_path(path, self.reader.scope) else None
             if doc is None:
                 if known is not None:
                     plan.removed.append(path)
@@ -193,7 +201,11 @@ class IndexGeneration:
             if known is None:
                 added.append(path)
             else:
-                if known.sha256 == doc.record.sha256:
+                if (
+                    known.sha256 == doc.record.sha256
+                    and known.side == doc.record.side
+                    and known.norm == doc.record.norm
+                ):
                     if known.size == doc.record.size and known.mtime_ns == doc.record.mtime_ns:
                         continue
                     plan.touched += 1  # same bytes, new mtime: store the new inputs, report nothing
@@ -214,6 +226,14 @@ class IndexGeneration:
         self._plan_statuses(root, plan, structural=bool(added or plan.removed))
         return plan
 
+    def _page_of(self, root: Path, path: str) -> str:
+        """A sidecar (``x.json``) stands for its page (``x.md``): a change to it changes the page."""
+        if path.endswith(".json"):
+            page = path[:-5] + ".md"
+            if page in self.records or (root / page).is_file():
+                return page
+        return path
+
     def _plan_statuses(self, root: Path, plan: Plan, *, structural: bool, force: bool = False) -> None:
         """Recompute statuses if this plan can change any; re-index the pages whose status moved."""
         relevant = force or structural or self.status_day != today()
@@ -231,13 +251,13 @@ class IndexGeneration:
         for path, doc in plan.docs.items():
             merged[path] = doc.record
         reported = set(plan.batch.paths())
-        for path, (status, successors) in compute_statuses(root, merged).items():
+        for path, (status, successors) in compute_statuses(root, merged, self.reader).items():
             record = merged[path]
             if record.status == status and record.successors == successors:
                 continue
             doc = plan.docs.get(path)
             if doc is None:
-                doc = read_page_doc(root, path)
+                doc = read_page_doc(root, path, reader=self.reader)
                 if doc is None:
                     continue  # vanished since: the watcher reports it
                 plan.docs[path] = doc
@@ -256,7 +276,7 @@ class IndexGeneration:
 
     def plan_rescan(self, root: Path, *, extra: Iterable[str] = ()) -> Plan:
         """Compare the whole folder with the records (stat only) and plan what differs (plus ``extra``)."""
-        entries, _ = scan(root)  # scan lists pages only (field.is_page_name)
+        entries, _ = scan(root, self.reader.scope)  # scan lists pages only (field.is_page_name)
         suspects = list(extra) + [e.path for e in entries if not self._unchanged(e)]
         present = {e.path for e in entries}
         suspects += [p for p in self.records if p not in present]
@@ -264,22 +284,36 @@ class IndexGeneration:
 
     def _unchanged(self, entry: ScanEntry) -> bool:
         known = self.records.get(entry.path)
-        return known is not None and known.size == entry.size and known.mtime_ns == entry.mtime_ns
+        return (
+            known is not None
+            and known.size == entry.size
+            and known.mtime_ns == entry.mtime_ns
+            and side_matches(known.page_info(), entry.side)
+        )
 
 
 def read_all(
-    root: Path, entries: list[ScanEntry], progress: Progress | None = None, *, page_cache_dir: Path | None = None
+    root: Path,
+    entries: list[ScanEntry],
+    progress: Progress | None = None,
+    *,
+    page_cache_dir: Path | None = None,
+    reader: PageReader = PLAIN_READER,
 ) -> list[PageDoc]:
     """Read every listed page for a full build (pages that vanished meanwhile are skipped).
 
-    Pages the field has already read (``page_cache_dir``) are not parsed again.
+    Pages the field has already read the same way (``page_cache_dir``) are not parsed again.
     """
     docs: list[PageDoc] = []
     total = len(entries)
-    cached = page_cache.read_entries(page_cache_dir) if page_cache_dir is not None else {}
+    cached = (
+        page_cache.read_entries(page_cache_dir, signature=reader.signature) if page_cache_dir is not None else {}
+    )
     for number, entry in enumerate(entries, start=1):
         known = page_cache.info_if_unchanged(cached.get(entry.path), entry.path, entry.size, entry.mtime_ns)
-        doc = read_page_doc(root, entry.path, known)
+        if known is not None and not side_matches(known, entry.side):
+            known = None
+        doc = read_page_doc(root, entry.path, known, reader=reader)
         if doc is not None:
             docs.append(doc)
         if progress is not None and (number % PROGRESS_EVERY == 0 or number == total):
@@ -287,7 +321,7 @@ def read_all(
     return docs
 
 
-def assign_statuses(root: Path, docs: list[PageDoc]) -> None:
+def assign_statuses(root: Path, docs: list[PageDoc], reader: PageReader = PLAIN_READER) -> None:
     records = {doc.record.path: doc.record for doc in docs}
-    for path, (status, successors) in compute_statuses(root, records).items():
+    for path, (status, successors) in compute_statuses(root, records, reader).items():
         records[path].status, records[path].successors = status, successors

@@ -25,7 +25,7 @@ from pathlib import Path
 
 from whoosh import index as whoosh_index
 
-from memtui.field.field import ScanEntry
+from memtui.field.field import PLAIN_READER, PageReader, ScanEntry
 from memtui.index.analysis import build_schema, codec
 from memtui.index.buildworker import receive, send
 from memtui.index.fastwrite import FastSegmentWriter
@@ -87,6 +87,12 @@ class _Worker:
                 pass
 
 
+def reader_spec(reader: PageReader) -> dict | None:
+    """How a helper process rebuilds ``reader`` (None: memtui's own format)."""
+    spec = getattr(reader, "spec", None)
+    return spec() if callable(spec) else None
+
+
 class BuildFailed(Exception):
     pass
 
@@ -121,6 +127,7 @@ def build_parallel(
     progress: Progress | None = None,
     *,
     page_cache_dir: Path | None = None,
+    reader: PageReader = PLAIN_READER,
 ) -> dict[str, PageRecord] | None:
     """Build ``gen_dir`` (an empty, created index) from ``entries``; the records, or None on failure.
 
@@ -139,10 +146,16 @@ def build_parallel(
     try:
         for number in range(count):
             workers.append(_Worker(number))
-            workers[-1].send(("read", str(root), shares[number], str(page_cache_dir) if page_cache_dir else None))
+            workers[-1].send((
+                "read",
+                str(root),
+                shares[number],
+                str(page_cache_dir) if page_cache_dir else None,
+                reader_spec(reader),
+            ))
         parts = _await(workers, "records", [0] * count, total, "reading", progress)
         records = {record.path: record for part in parts for record in part}
-        statuses = compute_statuses(root, records)
+        statuses = compute_statuses(root, records, reader)
         for record in records.values():
             record.status, record.successors = statuses[record.path]
         for worker, part in zip(workers, parts):

@@ -25,9 +25,9 @@ from typing import Any
 
 from memtui.field import body as body_mod
 from memtui.field import trust as trust_mod
-from memtui.field.field import Field
+from memtui.field.field import PLAIN_READER, Field, PageReader, side_matches
 from memtui.field.history import CURRENT, History
-from memtui.field.page import PageInfo, decode, info_from_bytes
+from memtui.field.page import PageInfo, decode
 from memtui.index.analysis import SUMMARY_REPEAT, TITLE_REPEAT
 from memtui.store.files import read_bytes, sha256_bytes
 
@@ -46,9 +46,18 @@ HISTORY_KEYS = (
     "reviewed",
     "taint",
     "origin",
+    "status",
+    "superseded_by",
+    "aliases",
+    "alias",
 )
 # Of those, the ones whose change can change some page's status.
-STATUS_KEYS = ("id", "uuid", "title", "subject", "kind", "valid_from", "valid_to", "created", "supersedes")
+STATUS_KEYS = (
+    "id", "uuid", "title", "subject", "kind", "valid_from", "valid_to", "created", "supersedes",
+    "status", "superseded_by", "aliases", "alias",
+)
+# What a dialect's reading (``PageInfo.norm``) a record keeps: what History, resolve() and trust read.
+NORM_KEYS = HISTORY_KEYS + ("ids", "tainted", "role")
 
 
 @dataclass(slots=True)
@@ -66,6 +75,9 @@ class PageRecord:
     tag_counts: dict[str, int]
     status: str = CURRENT
     successors: tuple[str, ...] = ()
+    norm: dict[str, Any] = field(default_factory=dict)  # the dialect's reading, light (NORM_KEYS)
+    dialect: str = "memtui"
+    side: list[Any] | None = None  # the sidecar read with the page (see PageInfo.side)
     _info: PageInfo | None = field(default=None, repr=False, compare=False)
 
     def to_stored(self) -> tuple:
@@ -80,24 +92,30 @@ class PageRecord:
             self.tag_counts,
             self.status,
             list(self.successors),
+            self.norm,
+            self.dialect,
+            self.side,
         )
 
     @classmethod
     def from_stored(cls, path: str, stored: Any) -> PageRecord | None:
         """Rebuild a record from the index; ``None`` if it is not one this version wrote."""
         try:
-            size, mtime_ns, sha, meta, heading, title, trust, tags, status, successors = stored
+            (size, mtime_ns, sha, meta, heading, title, trust, tags, status, successors,
+             norm, dialect, side) = stored
             if not (isinstance(size, int) and isinstance(mtime_ns, int) and isinstance(sha, str)):
                 return None
-            if not isinstance(meta, dict) or not isinstance(tags, dict):
+            if not isinstance(meta, dict) or not isinstance(tags, dict) or not isinstance(norm, dict):
+                return None
+            if side is not None and not isinstance(side, list):
                 return None
             return cls(path, size, mtime_ns, sha, meta, heading, str(title), str(trust), tags, str(status),
-                       tuple(successors))
+                       tuple(successors), norm, str(dialect), side)
         except (TypeError, ValueError):
             return None
 
     def page_info(self) -> PageInfo:
-        """A light ``PageInfo`` (frontmatter only) for the supersede graph."""
+        """A light ``PageInfo`` (frontmatter and the dialect's reading, no body) for the supersede graph."""
         if self._info is None:
             self._info = PageInfo(
                 path=self.path,
@@ -106,12 +124,19 @@ class PageRecord:
                 sha256=self.sha256,
                 meta=self.meta,
                 heading_title=self.heading,
+                norm=self.norm,
+                dialect=self.dialect,
+                side=self.side,
             )
         return self._info
 
     def status_key(self) -> tuple:
         """Everything about this page that can change any page's status."""
-        return (self.heading, tuple(repr(self.meta.get(k)) for k in STATUS_KEYS))
+        return (
+            self.heading,
+            tuple(repr(self.meta.get(k)) for k in STATUS_KEYS),
+            tuple(repr(self.norm.get(k)) for k in NORM_KEYS),
+        )
 
 
 @dataclass(slots=True)
@@ -179,7 +204,7 @@ def read_bytes_safely(abspath: str) -> tuple[bytes, os.stat_result] | None:
 
 
 def record_of(info: PageInfo, mtime_ns: int | None = None) -> PageRecord:
-    """The index's record of a page the field's parser read."""
+    """The index's record of a page the field's reader read."""
     return PageRecord(
         path=info.path,
         size=info.size,
@@ -188,21 +213,32 @@ def record_of(info: PageInfo, mtime_ns: int | None = None) -> PageRecord:
         meta=_light_meta(info.meta),
         heading=info.heading_title,
         title=info.title,
-        trust=trust_mod.trust_state(info.meta, info.path),
+        trust=trust_mod.trust_of(info),
         tag_counts=dict(info.tag_counts) or dict.fromkeys(body_mod.SOURCE_TAGS, 0),
+        norm={key: info.norm[key] for key in NORM_KEYS if key in info.norm},
+        dialect=info.dialect,
+        side=info.side,
     )
 
 
-def doc_from_bytes(path: str, data: bytes, mtime_ns: int, known: PageInfo | None = None) -> PageDoc:
+def doc_from_bytes(
+    path: str,
+    data: bytes,
+    mtime_ns: int,
+    known: PageInfo | None = None,
+    *,
+    root: Path | None = None,
+    reader: PageReader = PLAIN_READER,
+) -> PageDoc:
     """What the index needs from a page's bytes. Never raises.
 
     ``known`` is the field's reading of this page (from the page cache); it is
-    used when it describes exactly these bytes, else the page is parsed here,
-    by the same parser.
+    used when it describes exactly these bytes, else the page is read here, by
+    the same reader (``reader``: the field's dialects; ``root`` for sidecars).
     """
     sha = sha256_bytes(data)
     if known is None or known.path != path or known.sha256 != sha or known.size != len(data):
-        known = info_from_bytes(path, data, len(data), mtime_ns)
+        known = reader.from_bytes(root if root is not None else Path("."), path, data, mtime_ns)
     record = record_of(known, mtime_ns)
     if not known.parsed:
         return PageDoc(record, "", "", [])
@@ -213,18 +249,35 @@ def doc_from_bytes(path: str, data: bytes, mtime_ns: int, known: PageInfo | None
     )
 
 
-def read_page_doc(root: Path, path: str, known: PageInfo | None = None) -> PageDoc | None:
+def read_page_doc(
+    root: Path, path: str, known: PageInfo | None = None, *, reader: PageReader = PLAIN_READER
+) -> PageDoc | None:
     """Read and parse one page for the index; ``None`` when it is gone or not a regular file."""
     result = read_bytes_safely(os.path.join(os.fspath(root), *path.split("/")))
     if result is None:
         return None
     data, st = result
-    return doc_from_bytes(path, data, st.st_mtime_ns, known)
+    if known is not None and not side_matches(known, _side_stat(root, path)):
+        known = None  # the sidecar changed since the field read the page
+    return doc_from_bytes(path, data, st.st_mtime_ns, known, root=root, reader=reader)
 
 
-def compute_statuses(root: Path, records: dict[str, PageRecord]) -> dict[str, tuple[str, tuple[str, ...]]]:
-    """Each page's status (current/superseded) and the pages that (transitively) supersede it."""
-    light = Field(root)
+def _side_stat(root: Path, path: str) -> tuple[int, int] | None:
+    try:
+        st = os.lstat(os.path.join(os.fspath(root), *(path[:-3] + ".json").split("/")))
+    except OSError:
+        return None
+    return (st.st_size, st.st_mtime_ns)
+
+
+def compute_statuses(
+    root: Path, records: dict[str, PageRecord], reader: PageReader = PLAIN_READER
+) -> dict[str, tuple[str, tuple[str, ...]]]:
+    """Each page's status (current/superseded/stale) and the pages that (transitively) supersede it.
+
+    ``reader`` is the field's reading: references resolve as the field resolves them.
+    """
+    light = Field(root, reader=reader)
     light.pages = {path: record.page_info() for path, record in records.items()}
     history = History(light)
     result: dict[str, tuple[str, tuple[str, ...]]] = {}

@@ -44,8 +44,9 @@ from typing import Self
 
 from whoosh import index as whoosh_index
 
+from memtui.dialects.open import reader_for
 from memtui.errors import MemtuiError
-from memtui.field.field import scan
+from memtui.field.field import PageReader, scan
 from memtui.index.analysis import RECIPE, WORD_RE, build_schema
 from memtui.index.errors import IndexUnavailableError, QueryError
 from memtui.index.indexer import (
@@ -101,8 +102,11 @@ class IndexService:
         readonly_field: bool = False,
         source: Path | None = None,
         golden: Path | None = None,
+        reader: PageReader | None = None,
     ) -> None:
         self.root = Path(field_root)
+        # How pages are read: the field's dialects (detected on open() when not given), as the field reads them.
+        self.reader: PageReader | None = reader
         self.readonly_field = readonly_field
         self.location = Path(index_dir) if index_dir else default_index_dir(
             self.root, readonly=readonly_field, source=source
@@ -147,6 +151,12 @@ class IndexService:
 
     # ================================================================== public
     @property
+    def recipe(self) -> dict:
+        """What built this index: the analysis recipe and how pages were read (their dialects)."""
+        signature = self.reader.signature if self.reader is not None else "memtui"
+        return {**RECIPE, "reader": signature}
+
+    @property
     def read_only(self) -> bool:
         """True when this process only searches: another memtui writes the index, or the field is a zip."""
         return self.readonly_field or not self._writer or self._frozen
@@ -166,6 +176,8 @@ class IndexService:
         report = OpenReport(location=str(self.location))
         if not self.root.is_dir():
             raise IndexUnavailableError(f"no such folder: {self.root}", "give the path of a memory folder")
+        if self.reader is None:
+            self.reader = reader_for(self.root)[0]
         if self._store.acquire_writer():
             self._writer = True
             try:
@@ -243,7 +255,7 @@ class IndexService:
             self._subscribers.append(on_change)
         if self.read_only or self._thread is not None:
             return
-        self._watcher = FieldWatcher(self.root, self._on_path, self._on_barrier)
+        self._watcher = FieldWatcher(self.root, self._on_path, self._on_barrier, self.reader.scope)
         self._start_watcher(polling=False)
         self._thread = threading.Thread(target=self._run, name="memtui-index-writer", daemon=True)
         self._thread.start()
@@ -349,11 +361,12 @@ class IndexService:
             try:
                 manifest = read_manifest(gen_dir)
                 check_files(gen_dir, manifest)
-                if manifest.recipe != RECIPE:
+                if manifest.recipe != self.recipe:
                     recipe_changed = True
                     reason = "the index recipe changed"
                 else:
                     self._gen = IndexGeneration.open(gen_dir, status_day=manifest.status_day)
+                    self._gen.reader = self.reader
                     self._manifest = manifest
             except UntrustedIndex as exc:
                 reason = str(exc)
@@ -392,13 +405,15 @@ class IndexService:
     ) -> None:
         """Build a new generation; swap it in only when complete (and, if gated, when it passes golden.yaml)."""
         old_dir = old_dir or (self._gen.dir if self._gen is not None else None)
-        entries = scan(self.root)[0]
+        entries = scan(self.root, self.reader.scope)[0]
         new_dir = self._store.new_generation()
         try:
             gen = None
             if should_run_parallel(len(entries)):
                 gen = IndexGeneration.create(new_dir)
-                records = build_parallel(self.root, new_dir, entries, progress, page_cache_dir=self.page_cache_dir)
+                records = build_parallel(
+                    self.root, new_dir, entries, progress, page_cache_dir=self.page_cache_dir, reader=self.reader
+                )
                 if records is None:
                     report.notes.append(f"the two-process build failed ({last_failure()}): built in one process")
                     shutil.rmtree(new_dir, ignore_errors=True)
@@ -409,12 +424,15 @@ class IndexService:
             if gen is None:
                 if progress is not None:
                     progress(0, len(entries), "reading")
-                docs = read_all(self.root, entries, progress, page_cache_dir=self.page_cache_dir)
-                assign_statuses(self.root, docs)
+                docs = read_all(
+                    self.root, entries, progress, page_cache_dir=self.page_cache_dir, reader=self.reader
+                )
+                assign_statuses(self.root, docs, self.reader)
                 gen = IndexGeneration.create(new_dir)
                 gen.build(docs, len(docs), progress)
                 del docs
-            manifest = write_manifest(new_dir, RECIPE, status_day=today(), pages=len(gen.records))
+            gen.reader = self.reader
+            manifest = write_manifest(new_dir, self.recipe, status_day=today(), pages=len(gen.records))
         except BaseException:
             shutil.rmtree(new_dir, ignore_errors=True)
             raise
@@ -500,7 +518,9 @@ class IndexService:
         manifest = read_manifest(gen_dir)
         check_files(gen_dir, manifest)
         try:
-            ix = whoosh_index.open_dir(str(gen_dir), schema=build_schema() if manifest.recipe == RECIPE else None)
+            ix = whoosh_index.open_dir(
+                str(gen_dir), schema=build_schema() if manifest.recipe.get("schema") == RECIPE["schema"] else None
+            )
         except Exception as exc:  # noqa: BLE001
             raise UntrustedIndex(f"the index does not open: {exc}") from None
         self._attach(ix)
@@ -658,7 +678,7 @@ class IndexService:
             return
         self._searcher_stale = True
         self._pages = len(gen.records)
-        self._manifest = write_manifest(gen.dir, RECIPE, status_day=gen.status_day, pages=len(gen.records))
+        self._manifest = write_manifest(gen.dir, self.recipe, status_day=gen.status_day, pages=len(gen.records))
 
     def _notify(self, batch: ChangeBatch) -> None:
         for callback in list(self._subscribers):

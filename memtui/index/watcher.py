@@ -52,7 +52,7 @@ from watchdog.events import (
 from watchdog.observers.api import BaseObserver
 from watchdog.observers.polling import PollingObserver
 
-from memtui.field.field import is_scratch_name
+from memtui.field.field import PLAIN_SCOPE, Scope, is_scratch_name
 from memtui.store import locations
 
 # watchdog reports through logging and warnings from its own threads; in the TUI
@@ -79,14 +79,23 @@ EVENT_TYPES = [
 ]
 
 
-def relevant(rel: str, is_dir: bool) -> bool:
-    """Could a change at ``rel`` (relative, POSIX) change the set of pages?"""
+def relevant(rel: str, is_dir: bool, scope: Scope = PLAIN_SCOPE) -> bool:
+    """Could a change at ``rel`` (relative, POSIX) change a page (itself, or its JSON sidecar)?
+
+    Hidden top-level folders count only where the field's dialects read pages (``scope``).
+    """
     parts = rel.split("/")
-    if not rel or parts[0].startswith(".") or any(part in locations.SKIPPED_DIRS for part in parts):
+    if not rel or any(part in locations.SKIPPED_DIRS for part in parts):
         return False
+    if parts[0].startswith("."):
+        if is_dir and len(parts) == 1:
+            if not scope.admits_dir(rel):
+                return False
+        elif not (scope.admits_dir(parts[0]) and (is_dir or scope.admits_hidden(rel))):
+            return False
     if is_scratch_name(parts[-1]):
         return False
-    return is_dir or parts[-1].endswith(".md")
+    return is_dir or parts[-1].endswith((".md", ".json"))
 
 
 # ---------------------------------------------------------------------- debouncing
@@ -229,8 +238,10 @@ class FieldWatcher:
         root: Path,
         on_path: Callable[[str, bool], None],
         on_barrier: Callable[[str], None],
+        scope: Scope = PLAIN_SCOPE,
     ) -> None:
         self.root = Path(root)
+        self.scope = scope
         self._prefix = os.path.abspath(self.root) + os.sep
         self.on_path = on_path
         self.on_barrier = on_barrier
@@ -304,7 +315,7 @@ class FieldWatcher:
             if rel.startswith(f"{locations.STATE_DIR_NAME}/{FLUSH_PREFIX}"):
                 self.on_barrier(rel.rsplit("/", 1)[-1])
                 continue
-            if relevant(rel, event.is_directory):
+            if relevant(rel, event.is_directory, self.scope):
                 self.on_path(rel, event.is_directory)
 
 

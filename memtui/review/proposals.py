@@ -43,9 +43,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from memtui.dialects.open import open_field
 from memtui.errors import MemtuiError, ReadOnlyFieldError, StaleWriteError
 from memtui.field.checks import ERROR, Finding, run_checks
-from memtui.field.page import info_from_bytes
 from memtui.review import apply_journal, ledger
 from memtui.review.diffs import PageDiff, page_diff
 from memtui.review.proposal_git import load_git
@@ -124,8 +124,11 @@ def result_field(current: Field, proposal: Proposal) -> Iterator[Field]:
     from memtui.field.field import Field
 
     with tempfile.TemporaryDirectory(prefix="memtui-overlay-") as tmp:
-        overlay = Field(Path(tmp), readonly=True, source=current.root)
+        overlay = Field(Path(tmp), readonly=True, source=current.root, reader=current.reader)
+        overlay.content_root = current.content_root
         overlay.pages = dict(current.pages)
+        overlay.files = set(current.files)
+        overlay.approvals = dict(current.approvals)
         overlay.scan_problems = list(current.scan_problems)
         for change in proposal.changes:
             if change.problem:
@@ -134,7 +137,7 @@ def result_field(current: Field, proposal: Proposal) -> Iterator[Field]:
                 overlay.pages.pop(change.path, None)
             elif change.proposed is not None:
                 data = change.proposed
-                overlay.pages[change.path] = info_from_bytes(change.path, data, len(data), 0)
+                overlay.pages[change.path] = current.reader.from_bytes(current.root, change.path, data, 0)
         memory = _memory_bytes(current, proposal)
         if memory is not None:
             (Path(tmp) / "MEMORY.md").write_bytes(memory)
@@ -347,9 +350,7 @@ def proposal_queue(
     before: list[Finding] | None = None
     if with_checks and any(p.valid for p in pending):
         if field is None:
-            from memtui.field.field import Field
-
-            field = Field.load(root)
+            field = open_field(root)
         before = field_findings(field)
     entries = []
     for proposal in loaded.proposals:
@@ -492,9 +493,7 @@ def review_proposal(
     proposal = entry.proposal
     if entry.pending and proposal.valid:
         if field is None:
-            from memtui.field.field import Field
-
-            field = Field.load(root)
+            field = open_field(root)
         entry.validation.new_findings, entry.validation.resolved_findings = check_delta(field, proposal)
     diffs = []
     three_way = []
@@ -579,9 +578,7 @@ def approve(
             "see what would be lost with: memtui proposals show FIELD ID, then approve with --accept-stale",
         )
     if field is None:
-        from memtui.field.field import Field
-
-        field = Field.load(root)
+        field = open_field(root)
     new, _resolved = check_delta(field, proposal)
     blocking = [f for f in new if f.rule in BLOCKING_RULES]
     if blocking:

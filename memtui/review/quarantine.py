@@ -156,9 +156,9 @@ def quarantine_queue(field: Field) -> QuarantineQueue:
     for info in field:
         if info.path.startswith(SESSIONS_PREFIX):
             continue  # raw session logs are evidence: tainted by nature, never edited
-        state = trust.trust_state(info.meta, info.path)
-        if state == trust.REVIEWED:
-            continue
+        state = field.trust(info.path)
+        if state in (trust.REVIEWED, trust.UNKNOWN):
+            continue  # reviewed, or no review record at all (counted apart, not queued)
         item = _item(field.root, info, state)
         if state == trust.QUARANTINED:
             groups.setdefault(item.source, []).append(item)

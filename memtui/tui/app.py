@@ -23,9 +23,9 @@ from textual.binding import Binding
 from textual.signal import Signal
 from textual.worker import get_current_worker
 
+from memtui.dialects.open import open_field_cached, reader_for
 from memtui.errors import MemtuiError
-from memtui.field.field import Field, open_field_cached, scan
-from memtui.field.history import CURRENT
+from memtui.field.field import Field
 from memtui.index.model import ChangeBatch
 from memtui.resources import themes_dir
 from memtui.store.locations import default_cache_dir
@@ -44,17 +44,19 @@ LIVE_LOOKUP_LIMIT = 2000  # above this many pages, stale lookups wait for the ne
 class _EarlyScan(threading.Thread):
     """The folder scan and the cached rows, started before the UI is up."""
 
-    def __init__(self, root: Path) -> None:
+    def __init__(self, root: Path, dialect: str | None = None) -> None:
         super().__init__(name="memtui early scan", daemon=True)
         self.root = root
+        self.dialect = dialect
         self.result: tuple = (None, None)
         self.start()
 
     def run(self) -> None:
         try:
-            scanned = scan(self.root)
-            self.result = (scanned, row_cache.load_rows(default_cache_dir(self.root), scanned[0]))
-        except OSError:
+            reader, scanned = reader_for(self.root, dialect=self.dialect)
+            rows = row_cache.load_rows(default_cache_dir(self.root), scanned.entries)
+            self.result = ((reader, scanned), rows)
+        except (OSError, MemtuiError):
             self.result = (None, None)
 
 
@@ -95,8 +97,10 @@ class MemtuiApp(App):
         watch: bool = True,
         use_index: bool = True,
         settings: Settings | None = None,
+        dialect: str | None = None,
     ) -> None:
         self.field_path = Path(field_path)
+        self.dialect = dialect  # --dialect: read every page as this format
         self.index_dir = index_dir
         self.watch_enabled = watch
         self.use_index = use_index
@@ -122,7 +126,7 @@ class MemtuiApp(App):
         super().__init__()
         self.field_signal: Signal[FieldEvent] = Signal(self, "field")
         # Scan the folder while Textual starts up (file system calls release the GIL).
-        self._early = _EarlyScan(self.field_path) if self.field_path.is_dir() else None
+        self._early = _EarlyScan(self.field_path, dialect) if self.field_path.is_dir() else None
         self.sub_title = safe.line(self.field_path.resolve().name or str(self.field_path)).plain
 
     # ------------------------------------------------------------------ start
@@ -167,8 +171,11 @@ class MemtuiApp(App):
             scanned, preview = self._early.result
             if preview is not None:
                 self.call_from_thread(self._rows_preview, preview)
+        reader, found = scanned if scanned is not None else (None, None)
         try:
-            loaded, pending = open_field_cached(self.field_path, scanned=scanned)
+            loaded, pending = open_field_cached(
+                self.field_path, dialect=self.dialect, scanned=found, reader=reader
+            )
         except MemtuiError as exc:
             self.call_from_thread(self._load_failed, exc)
             return
@@ -296,13 +303,14 @@ class MemtuiApp(App):
             return
         analysis = self.analysis
         if analysis is None:
-            self.rows[path] = make_row(info, CURRENT, [], 0)
+            self.rows[path] = make_row(info, PENDING, [], 0, self.field.trust(path))
             return
         self.rows[path] = make_row(
             info,
-            analysis.status.get(path, CURRENT),
+            analysis.status.get(path, PENDING),
             analysis.by_path.get(path, []),
             len(analysis.proposal_pages.get(path, [])),
+            self.field.trust(path),
         )
 
     def model_field(self) -> Field | None:
@@ -347,6 +355,7 @@ class MemtuiApp(App):
                 index_dir=self.index_dir,
                 readonly_field=self.field.readonly,
                 source=self.field.source,
+                reader=self.field.reader,
             )
             service.open(progress=progress)
             self.index = service
@@ -528,8 +537,10 @@ def _is_colour(value: str) -> bool:
     return isinstance(value, str) and len(value) in (7, 9) and value.startswith("#")
 
 
-def run_app(field_path: Path, *, index_dir: Path | None = None, theme: str | None = None) -> int:
-    app = MemtuiApp(field_path, index_dir=index_dir, theme=theme)
+def run_app(
+    field_path: Path, *, index_dir: Path | None = None, theme: str | None = None, dialect: str | None = None
+) -> int:
+    app = MemtuiApp(field_path, index_dir=index_dir, theme=theme, dialect=dialect)
     app.run()
     if app.load_error is not None:
         raise app.load_error

@@ -12,6 +12,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
 
+from memtui.dialects.report import field_report
 from memtui.field import trust as trust_mod
 from memtui.field.checks import (
     ERROR,
@@ -22,20 +23,36 @@ from memtui.field.checks import (
     run_checks,
 )
 from memtui.field.field import Field
-from memtui.field.history import CURRENT, SUPERSEDED
+from memtui.field.history import CURRENT, STALE, SUPERSEDED
 from memtui.textsafety import one_line
 
 # Badge glyph + word: states are never shown by colour alone.
 BADGES = {
     "quarantined": ("⛔", "quar", "error"),
     "unreviewed": ("◌", "unrev", "warning"),
+    "unknown": ("?", "norev", "secondary"),
     "superseded": ("↷", "old", "secondary"),
+    "stale": ("⌛", "stale", "warning"),
     "findings": ("▲", "find", "warning"),
     "proposal": ("✎", "prop", "accent"),
     "loading": ("…", "reading", "secondary"),
 }
-PENDING = "pending"  # listed, not read yet
-FILTERS = ("all", "quarantined", "unreviewed", "superseded", "findings", "proposal")
+PENDING = "pending"  # listed, not read yet (or not analysed yet: never shown as current)
+# Trust and history states as glyph, word and colour: the same everywhere, never colour alone.
+TRUST_BADGES = {
+    trust_mod.QUARANTINED: ("⛔", "quarantined", "error"),
+    trust_mod.UNREVIEWED: ("◌", "unreviewed", "warning"),
+    trust_mod.UNKNOWN: ("?", "no review record", "secondary"),
+    trust_mod.REVIEWED: ("✓", "reviewed", "success"),
+    PENDING: ("…", "reading", "secondary"),
+}
+STATUS_BADGES = {
+    CURRENT: ("●", "current", "success"),
+    SUPERSEDED: ("↷", "superseded", "secondary"),
+    STALE: ("⌛", "stale", "warning"),
+    PENDING: ("…", "not analysed yet", "secondary"),
+}
+FILTERS = ("all", "quarantined", "unreviewed", "unknown", "superseded", "stale", "findings", "proposal")
 
 
 @dataclass(frozen=True, slots=True)
@@ -61,8 +78,14 @@ class PageRow:
             out.append("quarantined")
         elif self.trust == trust_mod.UNREVIEWED:
             out.append("unreviewed")
+        elif self.trust == trust_mod.UNKNOWN:
+            out.append("unknown")
         if self.status == SUPERSEDED:
             out.append("superseded")
+        elif self.status == STALE:
+            out.append("stale")
+        elif self.status == PENDING:
+            out.append("loading")
         if self.errors or self.warnings:
             out.append("findings")
         if self.proposals:
@@ -90,14 +113,18 @@ class Analysis:
     memory_chars: int | None = None
     proposal_error: str | None = None
     regret: dict[str, dict] = field(default_factory=dict)  # per job: approved, reverted, regret_rate
+    report: Any = None  # what memtui did with the field: dialects, what it left out, memtui.toml
 
 
 def _updated(info) -> str:
+    """The date the memory says it was updated (or written); blank without one.
+
+    A file's modification time is when it changed on this disk (a checkout, a
+    copy), not when the memory was updated: it is not shown as if it were.
+    """
     value = info.updated
     if isinstance(value, str) and value:
         return value[:10]
-    if info.mtime_ns:
-        return _dt.datetime.fromtimestamp(info.mtime_ns / 1e9).strftime("%Y-%m-%d")
     return ""
 
 
@@ -130,14 +157,14 @@ def make_cells(row: PageRow) -> PageRow:
     return row
 
 
-def make_row(info, status: str, findings: list[Finding], proposals: int) -> PageRow:
+def make_row(info, status: str, findings: list[Finding], proposals: int, trust: str | None = None) -> PageRow:
     return make_cells(PageRow(
         path=info.path,
         title=info.title,
         kind=info.kind or "",
         subject=info.subject or "",
         updated=_updated(info),
-        trust=trust_mod.trust_state(info.meta, info.path),
+        trust=trust or trust_mod.trust_of(info),
         status=status,
         errors=sum(1 for f in findings if f.severity == ERROR),
         warnings=sum(1 for f in findings if f.severity == WARNING),
@@ -171,7 +198,13 @@ def analyse(field_: Field) -> Analysis:
     by_path = findings_by_path(findings)
     proposals, proposal_pages, regret, proposal_error = load_proposals(field_)
     rows = {
-        path: make_row(info, history.status.get(path, CURRENT), by_path.get(path, []), len(proposal_pages.get(path, [])))
+        path: make_row(
+            info,
+            history.status.get(path, PENDING),
+            by_path.get(path, []),
+            len(proposal_pages.get(path, [])),
+            field_.trust(path),
+        )
         for path, info in field_.pages.items()
     }
     counts = Counter()
@@ -180,8 +213,8 @@ def analyse(field_: Field) -> Analysis:
     for row in rows.values():
         counts["pages"] += 1
         counts[row.trust] += 1
-        if row.status == SUPERSEDED:
-            counts["superseded"] += 1
+        if row.status in (SUPERSEDED, STALE):
+            counts[row.status] += 1
         if row.errors or row.warnings:
             counts["with_findings"] += 1
         if row.proposals:
@@ -202,6 +235,7 @@ def analyse(field_: Field) -> Analysis:
         except OSError:
             memory_chars = None
     field_.backlinks("")  # build the backlink table here, not on the UI thread
+    report = field_report(field_)
     return Analysis(
         field=field_,
         history=history,
@@ -218,6 +252,7 @@ def analyse(field_: Field) -> Analysis:
         memory_chars=memory_chars,
         proposal_error=proposal_error,
         regret=regret,
+        report=report,
     )
 
 
@@ -241,11 +276,11 @@ def daily_series(per_day: Counter[str], days: int = 365) -> list[tuple[str, int]
 def pending_row(path: str) -> PageRow:
     """A page found by the scan but not read yet (first load of a big field)."""
     stem = path.rsplit("/", 1)[-1][:-3] if path.endswith(".md") else path
-    return make_cells(PageRow(path, stem, "", "", "", PENDING, CURRENT, 0, 0, 0))
+    return make_cells(PageRow(path, stem, "", "", "", PENDING, PENDING, 0, 0, 0))
 
 
 def quick_rows(pages: dict, pending: list[str] = ()) -> dict[str, PageRow]:
     """Rows from page summaries alone (no checks, no statuses yet): the list is usable at once."""
     rows = {path: pending_row(path) for path in pending}
-    rows.update({path: make_row(info, CURRENT, [], 0) for path, info in pages.items()})
+    rows.update({path: make_row(info, PENDING, [], 0) for path, info in pages.items()})
     return rows

@@ -11,7 +11,7 @@ from textual.screen import Screen
 from textual.widgets import Footer, Header, Input, OptionList, Static
 from textual.widgets.option_list import Option
 
-from memtui.field.history import CURRENT, Chain, Version
+from memtui.field.history import CURRENT, STALE, Chain, Version
 from memtui.textsafety import one_line
 from memtui.tui.events import FieldEvent
 from memtui.tui.widgets.status_bar import StatusBar
@@ -25,6 +25,8 @@ def version_prompt(version: Version, colours: dict[str, str], *, held: bool, las
     text.append(f"{start} {rail} ", style="dim")
     if current:
         text.append("● CURRENT    ", style=f"bold reverse {colours.get('success', '')}")
+    elif version.status == STALE:
+        text.append("⌛ stale      ", style=f"bold {colours.get('warning', '')}")
     else:
         text.append("○ superseded ", style="dim")
     text.append(one_line(version.title, 90), style="bold" if current else "dim")

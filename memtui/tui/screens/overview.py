@@ -10,6 +10,7 @@ from textual.containers import Grid, Vertical
 from textual.screen import Screen
 from textual.widgets import Footer, Header, Sparkline, Static
 
+from memtui.dialects.detect import BY_NAME
 from memtui.field.body import SOURCE_TAGS
 from memtui.field.checks import MEMORY_CAP, RULES
 from memtui.textsafety import one_line
@@ -31,6 +32,7 @@ class OverviewScreen(Screen):
 
     PANELS = [
         ("Pages", "ov-pages"),
+        ("Read as", "ov-read"),
         ("Findings by rule", "ov-findings"),
         ("Source tags", "ov-tags"),
         ("Pages written per day", "ov-days"),
@@ -84,19 +86,46 @@ class OverviewScreen(Screen):
             (counts.get("quarantined", 0), "⛔ quarantined", "error"),
             (counts.get("unreviewed", 0), "◌ unreviewed", "warning"),
             (counts.get("reviewed", 0), "✓ reviewed", "success"),
+            (counts.get("unknown", 0), "? no review record", "secondary"),
             (counts.get("superseded", 0), "↷ superseded", "secondary"),
+            (counts.get("stale", 0), "⌛ stale", "warning"),
             (counts.get("with_findings", 0), "▲ with findings", "warning"),
             (counts.get("proposals", 0), "✎ pending proposals", "accent"),
         ]
         for value, label, colour in rows:
             table.add_row(f"{value:,}", Text(label, style=colours.get(colour, "")), bar(value, total, 16))
         pages.update(table)
+        self._render_read_as(analysis, colours)
         self._render_findings(analysis, colours)
         self._render_tags(analysis, colours)
         self._render_days(analysis)
         self._render_memory(analysis, colours)
         self._render_proposals(analysis, colours)
         self._refresh_index()
+
+    def _render_read_as(self, analysis, colours) -> None:
+        """Which formats memtui read the field as, what it left out, what memtui.toml changed."""
+        widget = self.query_one("#ov-read", Static)
+        report = analysis.report
+        if report is None:
+            widget.update(Text("…", style="dim"))
+            return
+        text = Text()
+        for applied, pages in report.dialects:
+            where = f" in {applied.root}/" if applied.root else ""
+            text.append(f"◆ {one_line(BY_NAME[applied.name].title)}{one_line(where)}", style="bold")
+            text.append(f"  {pages:,} page{'s' if pages != 1 else ''}\n")
+            if applied.evidence:
+                text.append(f"  {one_line('; '.join(applied.evidence), 160)}\n", style="dim")
+        if report.scope:
+            text.append(f"hidden paths read: {one_line(', '.join(report.scope), 160)}\n", style="dim")
+        for skipped in report.skipped:
+            text.append(f"○ not read: {one_line(skipped.path)}/ ", style=colours.get("warning", ""))
+            text.append(f"({one_line(skipped.what)}) · {one_line(skipped.command)}\n", style="dim")
+        if report.settings.summary:
+            text.append(f"⚙ {one_line(report.settings.summary)}: ", style=colours.get("warning", ""))
+            text.append(one_line("; ".join(report.settings.describe()), 200), style="dim")
+        widget.update(text)
 
     def _render_findings(self, analysis, colours) -> None:
         by_rule: dict[str, int] = {}

@@ -22,6 +22,7 @@ from memtui.store.files import read_bytes
 from memtui.textsafety import one_line
 from memtui.tui import safe
 from memtui.tui.events import FieldEvent
+from memtui.tui.model import PENDING, STATUS_BADGES, TRUST_BADGES
 from memtui.tui.widgets.page_body import (
     LINK_META,
     LinkTarget,
@@ -153,7 +154,14 @@ class PageScreen(Screen):
         elif info is not None and not info.parsed:
             body.update(Text.assemble(("not parsed: ", "bold"), one_line(info.problems[0][2] if info.problems else ""), "\n\n", render_raw(self.data or b"", limit=64 * 1024)))
         else:
-            rendered = render_body(self.parsed, colours, fact_page=bool(info and info.is_fact_page), selected_link=self.selected_link)
+            view = info.norm.get("agent_view") if info is not None else None
+            rendered = render_body(
+                self.parsed,
+                colours,
+                fact_page=bool(info and info.is_fact_page),
+                selected_link=self.selected_link,
+                agent_view_ends=view.get("ends_at") if isinstance(view, dict) else None,
+            )
             self.links = rendered.links
             self.line_offsets = rendered.line_offsets
             self.rendered = rendered
@@ -171,11 +179,11 @@ class PageScreen(Screen):
             text.append("✖ not in the field", style=colours.get("error", ""))
         else:
             state = self.app.field.trust(self.path)
-            status = self.app.model_field().history.status.get(self.path, CURRENT)
-            glyph, colour = {"quarantined": ("⛔", "error"), "unreviewed": ("◌", "warning"), "reviewed": ("✓", "success")}[state]
-            text.append(f"{glyph} {state}", style=f"bold {colours.get(colour, '')}")
-            s_glyph = "●" if status == CURRENT else "↷"
-            text.append(f"   {s_glyph} {status}", style="bold" if status == CURRENT else "dim")
+            status = self.app.model_field().history.status.get(self.path, PENDING)
+            glyph, word, colour = TRUST_BADGES[state]
+            text.append(f"{glyph} {word}", style=f"bold {colours.get(colour, '')}")
+            s_glyph, s_word, s_colour = STATUS_BADGES[status]
+            text.append(f"   {s_glyph} {s_word}", style="bold" if status == CURRENT else f"bold {colours.get(s_colour, 'dim')}")
             text.append(f"   {one_line(self.path)}", style="dim")
             if info.kind:
                 text.append(f"   kind {one_line(info.kind)}")

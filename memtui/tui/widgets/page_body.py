@@ -58,7 +58,9 @@ def render_body(
     fact_page: bool,
     selected_link: int | None = None,
     link_style: str = "underline",
+    agent_view_ends: int | None = None,
 ) -> RenderedBody:
+    """The body as a grid; ``agent_view_ends``: the last line an agent loads (a marker follows it)."""
     grid = Table.grid(padding=(0, 1), expand=True)
     grid.add_column(justify="right", style="dim", no_wrap=True)
     grid.add_column(no_wrap=True, width=1)
@@ -67,8 +69,8 @@ def render_body(
     offsets: dict[int, int] = {}
     rows: list[Text] = []
     untagged = set(parsed.body.untagged_claim_lines) if fact_page else set()
-    for row, line in enumerate(parsed.body.lines):
-        offsets[line.number] = row
+    for line in parsed.body.lines:
+        offsets[line.number] = len(rows)
         shown = visible(line.text)
         if line.number in untagged:
             marker = Text("!", style=f"bold {colours.get('warning', '')}")
@@ -92,6 +94,13 @@ def render_body(
             text.append("  ⟵ untagged claim", style=f"italic {colours.get('warning', '')}")
         grid.add_row(str(line.number), marker, text)
         rows.append(text)
+        if agent_view_ends is not None and line.number == agent_view_ends:
+            cut = Text(
+                f"──── the agent's view ends here: Claude Code loads lines 1-{agent_view_ends} only ────",
+                style=f"bold reverse {colours.get('warning', '')}",
+            )
+            grid.add_row("", Text("✂", style=f"bold {colours.get('warning', '')}"), cut)
+            rows.append(cut)
     number_width = len(str(parsed.body.lines[-1].number)) if parsed.body.lines else 1
     return RenderedBody(grid, links, offsets, rows, number_width + 1 + 1 + 2)
 

@@ -1,0 +1,186 @@
+"""Claude Code: ``CLAUDE.md`` files and rules (instructions), and the auto-memory folder.
+
+From Claude Code's documentation (memory): project memory is ``./CLAUDE.md`` or
+``./.claude/CLAUDE.md`` (plus ``CLAUDE.local.md`` and ``.claude/rules/*.md``),
+loaded in full at every session; a ``CLAUDE.md`` can import other files with
+``@path/to/file`` (relative to the importing file, ``~/`` for home; not inside
+code spans or blocks; up to 5 hops deep). The *auto memory* is a folder
+(``~/.claude/projects/<project>/memory/``, and per-subagent
+``.claude/agent-memory/<name>/``) holding a ``MEMORY.md`` index, of which only
+the first 200 lines or 25,000 bytes (whichever comes first) are loaded at the
+start of a session, and topic files read on demand, whose frontmatter has
+``name``, ``description`` and ``type`` (``user``, ``feedback``, ``project``,
+``reference``; sometimes under ``metadata:``).
+
+No field here says a human reviewed a memory: trust stays "no review record".
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from pathlib import Path
+
+from memtui.dialects.base import Applied, DetectContext, Dialect
+from memtui.field.body import FENCE_RE, mask_code_spans
+from memtui.field.checks import Finding, make_finding
+from memtui.field.page import PageInfo
+
+AGENT_VIEW_LINES = 200
+AGENT_VIEW_BYTES = 25_000
+MAX_IMPORT_HOPS = 5
+TOPIC_TYPES = ("user", "feedback", "project", "reference")
+_TYPE_RE = re.compile(r"^\s*type:\s*['\"]?(user|feedback|project|reference)['\"]?\s*$", re.MULTILINE)
+_IMPORT_RE = re.compile(r"(?:(?<=\s)|^)@((?:~/|\.{1,2}/|/)?[\w.~-][^\s`'\"<>()\[\]]*)")
+PROJECT_FILES = ("CLAUDE.md", "CLAUDE.local.md")
+
+
+def _is_topic_folder(ctx: DetectContext, folder: str, names: list[str]) -> bool:
+    prefix = folder + "/" if folder else ""
+    for name in [n for n in names if n != "MEMORY.md"][:6]:
+        if _TYPE_RE.search(ctx.head(prefix + name, 2048)):
+            return True
+    return False
+
+
+class ClaudeCode(Dialect):
+    name = "claude-code"
+    title = "Claude Code"
+
+    def scope_paths(self, root: Path, names: set[str]) -> list[str]:
+        if ".claude" not in names:
+            return []
+        return [".claude/CLAUDE.md", ".claude/rules/", ".claude/agent-memory/", ".claude/projects/"]
+
+    def detect(self, ctx: DetectContext) -> list[Applied]:
+        found: list[Applied] = []
+        project = [p for p in ctx.pages if p.rsplit("/", 1)[-1] in PROJECT_FILES or p.startswith(".claude/rules/")]
+        if project:
+            shown = sorted(set(project))
+            evidence = shown[:4] + ([f"and {len(shown) - 4} more"] if len(shown) > 4 else [])
+            found.append(Applied(self.name, "", evidence, {"kind": "project"}))
+        root_posix = ctx.root.resolve().as_posix() + "/"
+        for folder, names in sorted(ctx.folders().items()):
+            if "MEMORY.md" not in names:
+                continue
+            full = root_posix + (folder + "/" if folder else "")
+            by_place = "/.claude/projects/" in full and full.rstrip("/").endswith("/memory") or (
+                "/.claude/agent-memory/" in full
+            )
+            if by_place or (folder.rsplit("/", 1)[-1] in ("memory", "") and _is_topic_folder(ctx, folder, names)):
+                where = (folder + "/") if folder else "this folder"
+                why = "a Claude Code projects/*/memory folder" if by_place else "topic files with name/description/type"
+                found.append(
+                    Applied(self.name, folder, [f"{where}MEMORY.md + {len(names) - 1} topic files ({why})"],
+                            {"kind": "auto-memory"})
+                )
+        return found
+
+    def claims(self, applied: Applied, path: str) -> bool:
+        if applied.params.get("kind") == "auto-memory":
+            return applied.covers(path)
+        name = path.rsplit("/", 1)[-1]
+        return name in PROJECT_FILES or path.startswith(".claude/")
+
+    def read(self, applied: Applied, info: PageInfo, root: Path, text: str) -> None:
+        info.dialect = self.name
+        norm = info.norm
+        local = applied.local(info.path)
+        if applied.params.get("kind") == "auto-memory":
+            if local == "MEMORY.md":
+                norm["role"] = "index"
+                norm["kind"] = "memory index"
+                norm["agent_view"] = _agent_view(text)
+                return
+            meta = info.meta
+            nested = meta.get("metadata") if isinstance(meta.get("metadata"), dict) else {}
+            for key in ("name", "description"):
+                value = meta.get(key, nested.get(key))
+                if isinstance(value, str) and value.strip():
+                    norm["title" if key == "name" else "description"] = value.strip()
+            kind = meta.get("type", nested.get("type"))
+            if isinstance(kind, str) and kind.strip():
+                norm["kind"] = kind.strip()
+            session = meta.get("originSessionId")
+            if isinstance(session, str) and session:
+                norm["session"] = session
+            norm["role"] = "memory"
+            return
+        norm["role"] = "instructions"
+        norm["kind"] = "rules" if "/rules/" in "/" + info.path else "instructions"
+        imports = _imports(text, info.body_line - 1 if info.fm_present else 0)
+        if imports:
+            norm["imports"] = imports
+
+    def page_checks(self, applied: Applied, field, info: PageInfo) -> list[Finding]:
+        out: list[Finding] = []
+        view = info.norm.get("agent_view")
+        if isinstance(view, dict) and view.get("ends_at"):
+            out.append(
+                make_finding(
+                    "claude-memory-truncated",
+                    info.path,
+                    view["ends_at"] + 1,
+                    f"Claude Code loads only the first {AGENT_VIEW_LINES} lines or {AGENT_VIEW_BYTES:,} bytes "
+                    f"of MEMORY.md: lines {view['ends_at'] + 1}-{view['lines']} "
+                    f"({view['lines'] - view['ends_at']} of {view['lines']}) never reach a session",
+                )
+            )
+        for target, line in info.norm.get("imports", []):
+            out.extend(_import_findings(field, info, target, line))
+        return out
+
+
+def _agent_view(text: str) -> dict:
+    """How much of an auto-memory MEMORY.md Claude Code loads: the line it stops after, if it stops."""
+    lines = text.split("\n")
+    if lines and lines[-1] == "":
+        lines.pop()
+    total_bytes = 0
+    ends_at = None
+    for number, line in enumerate(lines, start=1):
+        total_bytes += len(line.encode("utf-8", "surrogateescape")) + 1
+        if number > AGENT_VIEW_LINES or total_bytes > AGENT_VIEW_BYTES:
+            ends_at = number - 1
+            break
+    return {"lines": len(lines), "ends_at": ends_at}
+
+
+def _imports(text: str, skip_lines: int) -> list[list]:
+    """``@path`` imports outside code, as ``[target, line]``."""
+    found: list[list] = []
+    fence = ""
+    for number, line in enumerate(text.split("\n"), start=1):
+        if number <= skip_lines:
+            continue
+        marker = FENCE_RE.match(line)
+        if marker:
+            mark = marker.group(1)
+            if not fence:
+                fence = mark
+            elif mark[0] == fence[0] and len(mark) >= len(fence):
+                fence = ""
+            continue
+        if fence or "@" not in line:
+            continue
+        for match in _IMPORT_RE.finditer(mask_code_spans(line) if "`" in line else line):
+            target = match.group(1).rstrip(".,;:!?")
+            if target:
+                found.append([target, number])
+    return found
+
+
+def _import_findings(field, info: PageInfo, target: str, line: int) -> list[Finding]:
+    """An import that names a path (a ``/`` or a file extension) must exist; ``~/`` is outside the field."""
+    if target.startswith("~/") or os.path.isabs(target):
+        return []
+    if "/" not in target and "." not in target:
+        return []  # "@alice" is a mention as often as a file
+    folder = info.path.rsplit("/", 1)[0] if "/" in info.path else ""
+    joined = os.path.normpath(os.path.join(folder, target)).replace(os.sep, "/")
+    if joined.startswith(".."):
+        return [make_finding("import-broken", info.path, line, f"@{target} points outside the field")]
+    absolute = os.path.join(field.content_root, *joined.split("/"))
+    if os.path.lexists(absolute):
+        return []
+    return [make_finding("import-broken", info.path, line, f"@{target}: no such file")]

@@ -1,0 +1,60 @@
+"""memtui's own format (the design documents): frontmatter, source tags, inline history.
+
+It needs no mapping: ``PageInfo`` reads memtui's keys directly. It is the reading
+of every page no other dialect claims, and it is *detected* (with evidence) when
+the field carries its marks: a routing ``MEMORY.md`` with ``IDENTITY.md``,
+``sessions/``, ``quarantine/``, ``golden.yaml``, maintenance proposals, or pages
+whose frontmatter uses memtui's keys (``subject``, ``supersedes``, ``taint``,
+``valid_from`` ...) and whose lines carry source tags.
+"""
+
+from __future__ import annotations
+
+import re
+
+from pathlib import Path
+
+from memtui.dialects.base import Applied, DetectContext, Dialect
+from memtui.field.page import PageInfo
+
+_MEMTUI_KEYS_RE = re.compile(r"^(subject|supersedes|valid_from|valid_to|taint|confidence|kind):", re.MULTILINE)
+_SOURCE_TAG_RE = re.compile(r"\[(stated|observed|inferred|suggested)\]", re.IGNORECASE)
+_DAILY_RE = re.compile(r"^(?:memory/)?daily/(\d{4}-\d{2}-\d{2})[^/]*\.md$|^memory/(\d{4}-\d{2}-\d{2})[^/]*\.md$")
+SAMPLE_PAGES = 40
+
+
+class MemtuiFormat(Dialect):
+    name = "memtui"
+    title = "memtui's own format"
+
+    def detect(self, ctx: DetectContext) -> list[Applied]:
+        evidence: list[str] = []
+        if "MEMORY.md" in ctx.page_set and "IDENTITY.md" in ctx.page_set:
+            evidence.append("MEMORY.md with IDENTITY.md")
+        for folder in ("sessions", "quarantine"):
+            if any(path.startswith(folder + "/") for path in ctx.pages[:50000]):
+                evidence.append(f"{folder}/")
+        if ctx.exists("golden.yaml"):
+            evidence.append("golden.yaml")
+        if ctx.is_dir(".dream"):
+            evidence.append(".dream/ (maintenance proposals)")
+        keyed = tagged = 0
+        for path in ctx.pages[:SAMPLE_PAGES]:
+            head = ctx.head(path)
+            keyed += bool(head.startswith("---") and _MEMTUI_KEYS_RE.search(head))
+            tagged += bool(_SOURCE_TAG_RE.search(head))
+        if keyed:
+            evidence.append(f"memtui frontmatter keys in {keyed} of the first {min(SAMPLE_PAGES, len(ctx.pages))} pages")
+        if tagged:
+            evidence.append(f"source tags in {tagged} of the first {min(SAMPLE_PAGES, len(ctx.pages))} pages")
+        return [Applied(self.name, "", evidence)] if evidence else []
+
+    def read(self, applied: Applied, info: PageInfo, root: Path, text: str) -> None:
+        """Daily notes (``daily/YYYY-MM-DD.md``) were written that day: their record date, if they state none."""
+        match = _DAILY_RE.match(info.path)
+        if match is None:
+            return
+        day = match.group(1) or match.group(2)
+        if not info.meta.get("created") and not info.meta.get("updated"):
+            info.norm["created"] = day
+        info.norm["role"] = "log"

@@ -1,0 +1,103 @@
+"""Reading every page of a field through the dialect that claims it.
+
+``DialectReader`` is the field's ``PageReader`` (``memtui.field.field``): the
+field, the index (also in its build helpers, rebuilt from ``spec``) and the
+review screens read pages through it, so all of them see the same status,
+title, trust and links. Its ``signature`` changes when the detection does, and
+a page cache written under another reading is not used.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from pathlib import Path
+from typing import Any
+
+from memtui.dialects.base import Applied, Dialect
+from memtui.dialects.detect import BY_NAME, DIALECTS, Detection
+from memtui.field import page as page_mod
+from memtui.field.checks import Finding
+from memtui.field.field import Scope
+from memtui.field.page import PageInfo, decode
+
+READER_VERSION = 1
+_PRIORITY = {dialect.name: number for number, dialect in enumerate(DIALECTS)}
+
+
+class DialectReader:
+    def __init__(self, detection: Detection) -> None:
+        self.detection = detection
+        # Deeper roots first (a store inside the field beats the field), then the more specific format.
+        self.instances: list[tuple[Applied, Dialect]] = sorted(
+            ((applied, BY_NAME[applied.name]) for applied in detection.applied),
+            key=lambda pair: (-pair[0].root.count("/") - bool(pair[0].root), _PRIORITY[pair[0].name]),
+        )
+        self.scope: Scope = detection.scope
+        prefixes: list[str] = []
+        for applied, dialect in self.instances:
+            prefixes.extend(dialect.link_prefixes(applied, Path(".")))
+        self.link_prefixes: tuple[str, ...] = tuple(dict.fromkeys(prefixes))
+        # What the reading depends on (not the evidence, which counts pages and changes with them).
+        reading = [(a.name, a.root, a.params) for a in detection.applied], list(detection.scope.include)
+        digest = hashlib.sha256(json.dumps(reading, sort_keys=True, separators=(",", ":")).encode()).hexdigest()
+        self.signature = f"dialects/{READER_VERSION}:{digest[:16]}"
+
+    # ------------------------------------------------------------------ the PageReader protocol
+    def read(self, root: Path, path: str) -> PageInfo | None:
+        found = page_mod.read_page_bytes(root, path)
+        if found is None:
+            return None
+        info, data = found
+        return self._through_dialect(root, info, data)
+
+    def from_bytes(self, root: Path, path: str, data: bytes, mtime_ns: int) -> PageInfo:
+        return self._through_dialect(root, page_mod.info_from_bytes(path, data, len(data), mtime_ns), data)
+
+    def checks(self, field) -> list[Finding]:
+        out: list[Finding] = []
+        for info in field.pages.values():
+            instance = self.instance_for(info.path)
+            if instance is not None and instance[1].name == info.dialect:
+                out.extend(instance[1].page_checks(instance[0], field, info))
+        return out
+
+    # ------------------------------------------------------------------ helpers
+    def instance_for(self, path: str) -> tuple[Applied, Dialect] | None:
+        for applied, dialect in self.instances:
+            if applied.covers(path) and dialect.claims(applied, path):
+                return applied, dialect
+        return None
+
+    def _through_dialect(self, root: Path, info: PageInfo, data: bytes | None) -> PageInfo:
+        instance = self.instance_for(info.path)
+        if instance is None:
+            return info
+        applied, dialect = instance
+        text = decode(data)[0] if data is not None and info.parsed else ""
+        dialect.read(applied, info, Path(root), text)
+        return info
+
+    def spec(self) -> dict[str, Any]:
+        """What a build helper process needs to read pages the same way (JSON-able)."""
+        return self.detection.to_json()
+
+    @classmethod
+    def from_spec(cls, spec: dict[str, Any]) -> DialectReader:
+        return cls(Detection.from_json(spec))
+
+    def events(self, root: Path, info: PageInfo) -> list[dict[str, Any]]:
+        """The store's own timeline of this page, for formats that keep one (else [])."""
+        instance = self.instance_for(info.path)
+        if instance is None or not hasattr(instance[1], "events"):
+            return []
+        return instance[1].events(instance[0], Path(root), info.id or "")
+
+    def counts(self, pages) -> list[tuple[Applied, int]]:
+        """How many pages each applied dialect read."""
+        tally = {id(applied): 0 for applied, _ in self.instances}
+        for info in pages:
+            instance = self.instance_for(info.path)
+            if instance is not None:
+                tally[id(instance[0])] += 1
+        return [(applied, tally[id(applied)]) for applied in self.detection.applied]

@@ -1,0 +1,206 @@
+"""JSON-sidecar stores (aictx and its kind): a Markdown body plus a JSON file that says what it is.
+
+From aictx's reference (storage schema v5): a store is a folder (``.memory/``
+in a repository) with ``config.json`` (``version``, ``project``), ``schema/``,
+``memory/**/<slug>.md`` bodies each beside a ``<slug>.json`` sidecar holding
+``id`` (``kind.slug``), ``type`` (project, feature, decision, gotcha,
+question), ``status`` (active, stale, superseded; questions open/closed),
+``superseded_by``, ``title``, ``tags``, ``source`` ``{kind: agent|user|cli|mcp|
+system}``, ``origin`` (external provenance), ``evidence``, ``content_hash`` of
+the body, ``created_at``/``updated_at``; ``relations/*.json`` edges
+(``predicate`` affects, depends_on, supersedes, related_to) and an append-only
+``events.jsonl`` (memory.created, memory.updated, memory.marked_stale,
+memory.superseded, ...).
+
+Everything memtui says about such a page comes from its sidecar: status, chain,
+title, kind, dates and origin. Links ``[[kind.slug]]`` name objects by id. A body
+that no longer matches the sidecar's ``content_hash`` was edited behind the
+store's back. The store has no review field: trust stays "no review record".
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+from memtui.dialects.base import (
+    MAX_SIDE_FILE_BYTES,
+    Applied,
+    DetectContext,
+    Dialect,
+    read_json_file,
+)
+from memtui.field.checks import Finding, make_finding
+from memtui.field.page import PageInfo
+from memtui.store.files import read_bytes
+
+MAX_EVENTS_BYTES = 8 * 1024 * 1024
+MAX_RELATION_FILES = 5000
+ORIGIN_OF_SOURCE = {"agent": "agent", "user": "user", "system": "job", "mcp": "agent"}
+
+
+class SidecarStore(Dialect):
+    name = "sidecar-store"
+    title = "JSON-sidecar store (aictx)"
+    reads_sidecars = True
+
+    def scope_paths(self, root: Path, names: set[str]) -> list[str]:
+        if ".memory" in names and (root / ".memory" / "config.json").is_file():
+            return [".memory/memory/"]
+        return []
+
+    def detect(self, ctx: DetectContext) -> list[Applied]:
+        found = []
+        for store in ("", ".memory"):
+            prefix = store + "/" if store else ""
+            config = read_json_file(ctx.root / prefix / "config.json") if ctx.exists(prefix + "config.json") else None
+            pages = [p for p in ctx.pages if p.startswith(prefix + "memory/")]
+            sidecars = sum(1 for p in pages if (ctx.root / (p[:-3] + ".json")).is_file()) if pages else 0
+            if not pages or (not isinstance(config, dict) and sidecars < max(1, len(pages) // 2)):
+                continue
+            evidence = []
+            if isinstance(config, dict):
+                project = config.get("project") if isinstance(config.get("project"), dict) else {}
+                evidence.append(
+                    f"{prefix}config.json (version {config.get('version', '?')}, project {project.get('name', '?')})"
+                )
+            evidence.append(f"{sidecars} of {len(pages)} pages under {prefix}memory/ have a JSON sidecar")
+            params: dict[str, Any] = {"supersedes": _supersede_relations(ctx.root / prefix / "relations")}
+            if ctx.exists(prefix + "events.jsonl"):
+                evidence.append(f"{prefix}events.jsonl")
+                params["events"] = prefix + "events.jsonl"
+            found.append(Applied(self.name, store, evidence, params))
+        return found
+
+    def claims(self, applied: Applied, path: str) -> bool:
+        return applied.local(path).startswith("memory/") and applied.covers(path)
+
+    def read(self, applied: Applied, info: PageInfo, root: Path, text: str) -> None:
+        info.dialect = self.name
+        norm = info.norm
+        side_rel = info.path[:-3] + ".json"
+        side_abs = os.path.join(root, *side_rel.split("/"))
+        try:
+            result = read_bytes(side_abs)
+        except OSError:
+            result = None
+        if result is None:
+            info.side = ["", 0, 0]  # looked, not there
+            norm["sidecar_problem"] = "no JSON sidecar beside the page"
+            return
+        data, st = result
+        info.side = [side_rel, st.st_size, st.st_mtime_ns]
+        try:
+            sidecar = json.loads(data.decode("utf-8")) if len(data) <= MAX_SIDE_FILE_BYTES else None
+        except (ValueError, RecursionError):
+            sidecar = None
+        if not isinstance(sidecar, dict):
+            norm["sidecar_problem"] = "the JSON sidecar does not parse as an object"
+            return
+        norm["role"] = "memory"
+        ident = sidecar.get("id")
+        if isinstance(ident, str) and ident:
+            norm["id"] = ident
+        for key, target in (("title", "title"), ("type", "kind"), ("status", "status")):
+            value = sidecar.get(key)
+            if isinstance(value, str) and value.strip():
+                norm[target] = value.strip()
+        successor = sidecar.get("superseded_by")
+        if isinstance(successor, str) and successor:
+            norm["superseded_by"] = [successor]
+        replaced = applied.params.get("supersedes", {}).get(ident) if isinstance(ident, str) else None
+        if replaced:
+            norm["supersedes"] = list(replaced)
+        for key, target in (("created_at", "created"), ("updated_at", "updated")):
+            value = sidecar.get(key)
+            if isinstance(value, str) and value:
+                norm[target] = value
+        tags = sidecar.get("tags")
+        if isinstance(tags, list):
+            norm["tags"] = [t for t in tags if isinstance(t, str)]
+        source = sidecar.get("source")
+        if isinstance(source, dict) and isinstance(source.get("kind"), str):
+            norm["origin"] = ORIGIN_OF_SOURCE.get(source["kind"])
+            norm["written_by"] = source["kind"] + (f" ({source['task']})" if isinstance(source.get("task"), str) else "")
+        sources: list[str] = []
+        origin = sidecar.get("origin")
+        if isinstance(origin, dict):
+            if origin.get("kind") in ("url", "external"):
+                norm["tainted"] = True  # captured from outside content and never reviewed
+            if isinstance(origin.get("locator"), str):
+                sources.append(origin["locator"])
+        evidence = sidecar.get("evidence")
+        if isinstance(evidence, list):
+            sources.extend(
+                str(e.get("id")) for e in evidence if isinstance(e, dict) and isinstance(e.get("id"), str)
+            )
+        if sources:
+            norm["sources"] = sources
+        recorded = sidecar.get("content_hash")
+        if isinstance(recorded, str) and recorded.startswith("sha256:") and recorded != content_hash(sidecar, text):
+            norm["sidecar_problem"] = "the body or its sidecar changed since the store recorded its content hash"
+
+    def page_checks(self, applied: Applied, field, info: PageInfo) -> list[Finding]:
+        problem = info.norm.get("sidecar_problem")
+        if not problem:
+            return []
+        rule = "sidecar-hash-mismatch" if "content hash" in problem else "sidecar-invalid"
+        return [make_finding(rule, info.path, None, problem)]
+
+    def events(self, applied: Applied, root: Path, ident: str) -> list[dict[str, Any]]:
+        """The store's timeline for one object: its ``events.jsonl`` lines, oldest first."""
+        rel = applied.params.get("events")
+        if not rel or not ident:
+            return []
+        try:
+            result = read_bytes(os.path.join(root, *rel.split("/")))
+        except OSError:
+            return []
+        if result is None or len(result[0]) > MAX_EVENTS_BYTES:
+            return []
+        out = []
+        for line in result[0].decode("utf-8", "replace").splitlines():
+            try:
+                event = json.loads(line)
+            except (ValueError, RecursionError):
+                continue
+            if isinstance(event, dict) and event.get("id") == ident:
+                out.append({k: event.get(k) for k in ("timestamp", "event", "actor", "reason") if k in event})
+        return out
+
+
+def content_hash(sidecar: dict[str, Any], markdown: str) -> str | None:
+    """aictx's ``content_hash``: SHA-256 of the canonical sidecar JSON (without the hash) + body."""
+    rest = {key: value for key, value in sidecar.items() if key != "content_hash"}
+    try:
+        canonical = json.dumps(rest, ensure_ascii=False, separators=(",", ":"), sort_keys=True, allow_nan=False)
+    except (TypeError, ValueError, RecursionError):
+        return None
+    body = markdown.removeprefix("\ufeff").replace("\r\n", "\n").replace("\r", "\n")
+    data = (canonical + "\n" + body).encode("utf-8", "surrogateescape")
+    return "sha256:" + hashlib.sha256(data).hexdigest()
+
+
+def _supersede_relations(folder: Path) -> dict[str, list[str]]:
+    """``relations/*.json`` edges with predicate ``supersedes``: id -> the ids it supersedes."""
+    out: dict[str, list[str]] = {}
+    try:
+        names = sorted(os.listdir(folder))[:MAX_RELATION_FILES]
+    except OSError:
+        return out
+    for name in names:
+        if not name.endswith(".json"):
+            continue
+        relation = read_json_file(folder / name)
+        if (
+            isinstance(relation, dict)
+            and relation.get("predicate") == "supersedes"
+            and relation.get("status", "active") == "active"
+            and isinstance(relation.get("from"), str)
+            and isinstance(relation.get("to"), str)
+        ):
+            out.setdefault(relation["from"], []).append(relation["to"])
+    return out

@@ -1,0 +1,152 @@
+"""Per-field rule settings: ``memtui.toml`` at the field root switches rules off, changes severities, ignores paths.
+
+    # memtui.toml
+    ignore = ["templates/**"]          # no findings on these pages
+
+    [rules]
+    page-size = "off"                  # a human docs vault does not want it
+    link-broken = "info"               # a severity: error, warning, info
+    untagged-claim = { severity = "off", paths = ["drafts/**"] }   # only under these paths
+
+An agent can write this file as easily as a page, so every surface that shows
+findings also says what the file changed ("3 rules changed by memtui.toml").
+A file that does not parse, or names an unknown rule or severity, changes
+nothing it cannot state clearly and is itself reported (``settings-invalid``).
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import os
+import tomllib
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from memtui.store.files import read_bytes
+
+SETTINGS_FILE = "memtui.toml"
+MAX_SETTINGS_BYTES = 64 * 1024
+OFF = "off"
+
+
+@dataclass(slots=True)
+class RuleChange:
+    rule: str
+    severity: str  # a severity, or "off"
+    paths: tuple[str, ...] = ()  # only findings on these pages (globs); empty = everywhere
+
+    def describe(self) -> str:
+        where = f" under {', '.join(self.paths)}" if self.paths else ""
+        return f"{self.rule}: {'off' if self.severity == OFF else self.severity}{where}"
+
+
+@dataclass(slots=True)
+class RuleSettings:
+    changes: list[RuleChange] = field(default_factory=list)
+    ignore: tuple[str, ...] = ()
+    problems: list[str] = field(default_factory=list)
+    present: bool = False
+
+    @property
+    def summary(self) -> str:
+        """One line for every surface: what ``memtui.toml`` changed ('' when nothing)."""
+        parts = []
+        rules = {change.rule for change in self.changes}
+        if rules:
+            parts.append(f"{len(rules)} rule{'s' if len(rules) != 1 else ''} changed by {SETTINGS_FILE}")
+        if self.ignore:
+            parts.append(f"{len(self.ignore)} path pattern{'s' if len(self.ignore) != 1 else ''} ignored")
+        return "; ".join(parts)
+
+    def describe(self) -> list[str]:
+        lines = [change.describe() for change in self.changes]
+        lines.extend(f"ignored: {pattern}" for pattern in self.ignore)
+        return lines
+
+    def apply(self, findings: list, severities: dict[str, str]) -> list:
+        """The findings as the settings want them (``severities``: each rule's default)."""
+        if not self.changes and not self.ignore:
+            return findings
+        out = []
+        for finding in findings:
+            if finding.rule == "settings-invalid":
+                out.append(finding)
+                continue
+            if self.ignore and _matches(finding.path, self.ignore):
+                continue
+            severity = finding.severity
+            for change in self.changes:
+                if change.rule == finding.rule and (not change.paths or _matches(finding.path, change.paths)):
+                    severity = change.severity
+            if severity == OFF:
+                continue
+            if severity != finding.severity:
+                finding = type(finding)(finding.rule, severity, finding.path, finding.line, finding.message)
+            out.append(finding)
+        return out
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "file": SETTINGS_FILE if self.present else None,
+            "changes": [c.describe() for c in self.changes],
+            "ignore": list(self.ignore),
+            "problems": list(self.problems),
+        }
+
+
+def _matches(path: str, patterns: tuple[str, ...]) -> bool:
+    return any(fnmatch.fnmatchcase(path, pattern) or fnmatch.fnmatchcase(path, pattern.rstrip("/") + "/*")
+               for pattern in patterns)
+
+
+def load(root: Path, known_rules: set[str], severities: tuple[str, ...]) -> RuleSettings:
+    """Read ``memtui.toml`` (never raises: what cannot be understood is a problem, and changes nothing)."""
+    settings = RuleSettings()
+    path = os.path.join(root, SETTINGS_FILE)
+    try:
+        result = read_bytes(path)
+    except OSError as exc:
+        settings.present = True
+        settings.problems.append(f"cannot read {SETTINGS_FILE}: {exc.strerror or exc}")
+        return settings
+    if result is None:
+        return settings
+    settings.present = True
+    data_bytes = result[0]
+    if len(data_bytes) > MAX_SETTINGS_BYTES:
+        settings.problems.append(f"{SETTINGS_FILE} is over {MAX_SETTINGS_BYTES // 1024} KB: not read")
+        return settings
+    try:
+        data = tomllib.loads(data_bytes.decode("utf-8"))
+    except (UnicodeDecodeError, tomllib.TOMLDecodeError, RecursionError) as exc:
+        settings.problems.append(f"{SETTINGS_FILE} does not parse: {exc}")
+        return settings
+    ignore = data.get("ignore", [])
+    if isinstance(ignore, str):
+        ignore = [ignore]
+    if not isinstance(ignore, list) or not all(isinstance(p, str) for p in ignore):
+        settings.problems.append("ignore must be a list of path patterns")
+    else:
+        settings.ignore = tuple(ignore)
+    rules = data.get("rules", {})
+    if not isinstance(rules, dict):
+        settings.problems.append("[rules] must be a table of rule = severity")
+        return settings
+    allowed = (*severities, OFF)
+    for rule, value in rules.items():
+        if rule not in known_rules:
+            settings.problems.append(f"unknown rule {rule!r} (memtui check --rules lists them)")
+            continue
+        paths: list[str] = []
+        if isinstance(value, dict):
+            paths = value.get("paths", [])
+            value = value.get("severity")
+            if not isinstance(paths, list) or not all(isinstance(p, str) for p in paths):
+                settings.problems.append(f"{rule}: paths must be a list of path patterns")
+                continue
+        if not isinstance(value, str) or value.lower() not in allowed:
+            settings.problems.append(f"{rule}: {value!r} is not one of {', '.join(allowed)}")
+            continue
+        settings.changes.append(RuleChange(rule, value.lower(), tuple(paths)))
+    return settings
