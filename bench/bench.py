@@ -61,6 +61,7 @@ TARGETS = {
     "search_p95_ms": ("p95 < 20 ms", lambda v, n: v < 20),
     "tui_cold_launch_s": ("< 2 s at 10k", lambda v, n: n < 10000 or v < 2),
     "tui_warm_launch_s": ("< 1 s at 10k", lambda v, n: n < 10000 or v < 1),
+    "detect_share_pct": ("<= 5% of cold launch", lambda v, n: n < 10000 or v <= 5),
 }
 
 
@@ -248,6 +249,29 @@ def measure_tui(ctx: BenchContext) -> dict:
     }
 
 
+@measurement("dialect detection")
+def measure_detection(ctx: BenchContext) -> dict:
+    """What recognising the memory formats adds to opening a field: ``detect`` (which scans)
+    minus the scan it needs anyway; medians of five, and its share of the TUI's cold launch."""
+    from memtui.dialects.detect import detect
+    from memtui.field.field import scan_field
+
+    scans, detections = [], []
+    for _ in range(5):
+        started = time.perf_counter()
+        scan_field(ctx.field)
+        scans.append(time.perf_counter() - started)
+        started = time.perf_counter()
+        detect(ctx.field)
+        detections.append(time.perf_counter() - started)
+    extra = max(0.0, statistics.median(detections) - statistics.median(scans))
+    out = {"detect_extra_s": extra}
+    cold = ctx.results.get("tui_cold_launch_s")
+    if cold:
+        out["detect_share_pct"] = 100 * extra / cold
+    return out
+
+
 # ---------------------------------------------------------------------- running
 def run_child(size: int, changes: int, queries: int, keep: Path | None) -> dict:
     """Generate the field and run every measurement in this process; return the figures."""
@@ -303,6 +327,8 @@ ROWS = [
     ("tui_key_p50_ms", "keystroke to repaint p50, index building (ms)", "{:.1f}", ""),
     ("tui_key_p95_ms", "keystroke to repaint p95, index building (ms)", "{:.1f}", ""),
     ("tui_keys_during_build", "  keys sent while the index built", "{:.0f}", ""),
+    ("detect_extra_s", "dialect detection, beyond the scan (s)", "{:.3f}", ""),
+    ("detect_share_pct", "  share of the TUI cold launch (%)", "{:.1f}", "detect_share_pct"),
     ("peak_rss_mb", "peak RSS (MB)", "{:.0f}", ""),
     ("helper_peak_rss_mb", "  peak RSS of a build helper (MB)", "{:.0f}", ""),
 ]

@@ -11,7 +11,7 @@ from rich.text import Text
 from memtui.cli.output import cell, console, print_json
 from memtui.dialects.open import open_field
 from memtui.errors import MemtuiError
-from memtui.field.history import CURRENT
+from memtui.field.history import CURRENT, describe_event
 from memtui.textsafety import one_line
 
 
@@ -75,6 +75,9 @@ def run(args: argparse.Namespace) -> int:
             label.append_text(cell(where, style="dim"))
             if version.tag:
                 label.append(f"  [{version.tag}]", style="dim")
+            for event in version.events:
+                label.append("\n")
+                label.append_text(cell(describe_event(event), style="dim"))
             table.add_row(
                 status,
                 label,
@@ -87,3 +90,4 @@ def run(args: argparse.Namespace) -> int:
         if len(currents) > 1:
             out.print(Text(f"  ▲ {len(currents)} versions are current at once: a contradiction", style="yellow"))
     return 0
+

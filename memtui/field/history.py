@@ -50,6 +50,7 @@ class PageSet(Protocol):
     """What the history needs of a field: its pages, and how a reference resolves."""
 
     pages: dict[str, PageInfo]
+    root: Any
 
     def resolve(self, target: str, *, near: str | None = None) -> PageInfo | None: ...
 
@@ -85,6 +86,7 @@ class Version:
     supersedes: list[str] = field(default_factory=list)
     superseded_by: list[str] = field(default_factory=list)
     reason: str = ""
+    events: list[dict[str, Any]] = field(default_factory=list)  # the store's own timeline, if it keeps one
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -102,6 +104,7 @@ class Version:
             "form": self.form,
             "chain": self.chain,
             "reason": self.reason,
+            "events": self.events,
         }
 
     def held_on(self, day: str) -> bool:
@@ -278,7 +281,14 @@ class History:
             supersedes=[self.field.pages[p].key for p in self.replaces.get(path, [])],
             superseded_by=[self.field.pages[p].key for p in self.replaced_by.get(path, [])],
             reason=self._reason(info),
+            events=self._events(info),
         )
+
+    def _events(self, info: PageInfo) -> list[dict[str, Any]]:
+        """What the page's store recorded about it over time (``events.jsonl``), for formats that keep one."""
+        reader = getattr(self.field, "reader", None)
+        events = getattr(reader, "events", None)
+        return events(self.field.root, info) if callable(events) else []
 
     def _ordered(self, paths: set[str]) -> list[str]:
         """Oldest first: supersede edges win, then valid_from, created, path."""
@@ -431,3 +441,14 @@ class History:
         if chains is None:
             chains = [self.subject_chain(s) for s in self.subjects()] + self.all_inline_chains()
         return [(chain, chain.as_of(day)) for chain in chains]
+
+
+def describe_event(event: dict) -> str:
+    """One line of a store's own timeline: ``2026-06-11T11:28 memory.marked_stale by agent: reason``."""
+    stamp = str(event.get("timestamp") or "?")[:16]
+    words = f"{stamp} {event.get('event') or '?'}"
+    if event.get("actor"):
+        words += f" by {event['actor']}"
+    if event.get("reason"):
+        words += f": {event['reason']}"
+    return words

@@ -218,7 +218,8 @@ def build_schema() -> fields.Schema:
         subject=ExactField(lower=True),
         origin=ExactField(lower=True),
         tag=WordSet(),
-        status=WordSet(),
+        status=WordSet(),  # the history status and the trust state (status:quarantined works)
+        trust=WordSet(),  # the trust state alone (trust: filters AND with status:)
         valid_from=ExactField(),
         valid_to=ExactField(),
         updated=ExactField(),
@@ -238,9 +239,11 @@ QUERY_FIELDS = {
     "origin": "origin",
     "tag": "tag",
     "status": "status",
+    "trust": "trust",
     "valid_from": "valid_from",
     "valid_to": "valid_to",
     "updated": "updated",
 }
-STATUS_VALUES = ("current", "superseded", "quarantined", "unreviewed", "reviewed")
+STATUS_VALUES = ("current", "superseded", "stale", "quarantined", "unreviewed", "reviewed", "unknown")
+TRUST_VALUES = ("reviewed", "unreviewed", "quarantined", "unknown")
 TAG_VALUES = ("stated", "observed", "inferred", "suggested")

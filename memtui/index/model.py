@@ -10,8 +10,8 @@ class SearchHit:
     path: str
     id: str | None
     title: str  # untrusted page text: render it through textsafety
-    status: str  # "current" | "superseded"
-    trust: str  # "quarantined" | "unreviewed" | "reviewed"
+    status: str  # "current" | "superseded" | "stale"
+    trust: str  # "reviewed" | "unreviewed" | "quarantined" | "unknown" (no review record)
     score: float
     snippet: str  # one line, hazards already made visible, no markup
     highlights: list[tuple[int, int]] = field(default_factory=list)  # spans of matched words in snippet

@@ -167,6 +167,7 @@ class PageDoc:
             "origin": _text(meta.get("origin")),
             "tag": " ".join(self.tags) or None,
             "status": f"{rec.status} {rec.trust}",
+            "trust": rec.trust,
             "valid_from": _date(meta.get("valid_from")),
             "valid_to": _date(meta.get("valid_to")),
             "updated": _date(meta.get("updated") or meta.get("created")),

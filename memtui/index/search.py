@@ -7,8 +7,9 @@ Query language (Whoosh's, narrowed down):
   (any word may match). ``"two words"`` needs both words (the index keeps
   no word positions, so a phrase is "all of these words");
 - filters restrict the results: ``kind:`` ``subject:`` (``subject:decision/*``)
-  ``tag:`` (a source tag) ``status:`` (current, superseded, quarantined,
-  unreviewed, reviewed) ``origin:`` ``path:`` (``path:notes/*``) ``id:``
+  ``tag:`` (a source tag) ``status:`` (current, superseded, stale, and the
+  trust states) ``trust:`` (reviewed, unreviewed, quarantined, unknown)
+  ``origin:`` ``path:`` (``path:notes/*``) ``id:``
   ``title:`` ``text:`` ``valid_from:`` ``valid_to:`` ``updated:``; filters on different
   fields must all hold, several on the same field are alternatives;
 - ``AND`` ``OR`` ``NOT`` and parentheses, ``word*`` prefixes.
@@ -51,6 +52,7 @@ from memtui.index.analysis import (
     STOP_WORDS,
     TAG_VALUES,
     TEXT_FIELDS,
+    TRUST_VALUES,
     WORD_RE,
     stem,
 )
@@ -114,6 +116,8 @@ def _check_lexically(text: str) -> None:
             bare = value.strip("()\"'").lower()
             if name == "status" and bare and not _pattern(bare) and bare not in STATUS_VALUES:
                 raise QueryError(f"unknown status {bare!r}", "status is one of: " + ", ".join(STATUS_VALUES))
+            if name == "trust" and bare and not _pattern(bare) and bare not in TRUST_VALUES:
+                raise QueryError(f"unknown trust state {bare!r}", "trust is one of: " + ", ".join(TRUST_VALUES))
             if name == "tag" and bare and not _pattern(bare) and bare not in TAG_VALUES:
                 raise QueryError(f"unknown source tag {bare!r}", "tag is one of: " + ", ".join(TAG_VALUES))
         value = value.lstrip("(+-[{")

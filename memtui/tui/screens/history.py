@@ -11,10 +11,12 @@ from textual.screen import Screen
 from textual.widgets import Footer, Header, Input, OptionList, Static
 from textual.widgets.option_list import Option
 
-from memtui.field.history import CURRENT, STALE, Chain, Version
+from memtui.field.history import CURRENT, STALE, Chain, Version, describe_event
 from memtui.textsafety import one_line
 from memtui.tui.events import FieldEvent
 from memtui.tui.widgets.status_bar import StatusBar
+
+MAX_EVENTS_SHOWN = 8
 
 
 def version_prompt(version: Version, colours: dict[str, str], *, held: bool, last: bool) -> Text:
@@ -44,6 +46,9 @@ def version_prompt(version: Version, colours: dict[str, str], *, held: bool, las
     if version.supersedes:
         text.append(f"\n{pad}replaced: ", style="dim")
         text.append(one_line(", ".join(version.supersedes), 160))
+    for event in version.events[-MAX_EVENTS_SHOWN:]:
+        text.append(f"\n{pad}· ", style="dim")
+        text.append(one_line(describe_event(event), 160), style="dim")
     if not current:
         text.append(f"\n{pad}{one_line(version.reason, 160)}", style=f"italic {colours.get('warning', '')}")
     return text
