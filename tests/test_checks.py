@@ -191,11 +191,13 @@ CASES: dict[str, Case] = {
         # sessions/ is raw evidence that is never edited, so "split it" does not apply there.
         {"big.md": "x" * 8000, "sessions/long-transcript.md": "x" * 20000},
     ),
-    "untagged-claim": Case(
-        {"notes/a.md": "Weekly check-in on Thursdays with Luis\n", "daily/2026-01-01.md": "Untagged lines in a daily log\n"},
+    "untagged-claim": Case(  # memtui's tag rules apply where the field uses its source tags (notes/b.md)
+        {"notes/a.md": "Weekly check-in on Thursdays with Luis\n", "daily/2026-01-01.md": "Untagged lines in a daily log\n",
+         "notes/b.md": TAGGED},
         {
             "notes/a.md": "Weekly check-in on Thursdays with Luis [stated]\n",
             "daily/2026-01-01.md": "Untagged lines in a daily log\n",
+            "notes/b.md": TAGGED,
         },
         expected_line=1,
     ),
@@ -256,9 +258,10 @@ CASES: dict[str, Case] = {
     ),
     # MEMORY.md has its own cap, so the 8,000-byte page soft limit does not apply to it.
     "memory-too-long": Case({"MEMORY.md": "# MEMORY\n" + "p" * 15000}, {"MEMORY.md": "# MEMORY\n" + "p" * 14990}),
-    "memory-missing-target": Case(
-        {"MEMORY.md": "# MEMORY\n- Contractor: people/old-contractor.md\n"},
-        {"MEMORY.md": "# MEMORY\n- Contractor: people/old-contractor.md\n", "people/old-contractor.md": "# Old\n"},
+    "memory-missing-target": Case(  # a bare path is a pointer in memtui's format (notes/b.md has its tags)
+        {"MEMORY.md": "# MEMORY\n- Contractor: people/old-contractor.md\n", "notes/b.md": TAGGED},
+        {"MEMORY.md": "# MEMORY\n- Contractor: people/old-contractor.md\n", "people/old-contractor.md": "# Old\n",
+         "notes/b.md": TAGGED},
         expected_line=2,
     ),
     "memory-untrusted-target": Case(

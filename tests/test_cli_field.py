@@ -123,7 +123,10 @@ def test_check_in_a_subprocess_exit_codes(tmp_path, sample_field):
 
 def test_a_closed_pipe_is_not_a_traceback(tmp_path):
     # `memtui check FIELD --json | head -1`: the reader leaves long before the output ends.
-    root = make_field(tmp_path / "f", {f"notes/p{n}.md": page(f"kind: odd{n}") for n in range(1500)})
+    # memtui's format (source tags), so each page's unknown kind is a finding: a long output.
+    root = make_field(
+        tmp_path / "f", {f"notes/p{n}.md": page(f"kind: odd{n}", "A fact. [stated]\n") for n in range(1500)}
+    )
     proc = subprocess.Popen(
         [sys.executable, "-m", "memtui", "check", str(root), "--json"],
         stdout=subprocess.PIPE,

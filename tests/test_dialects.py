@@ -41,7 +41,7 @@ def test_check_names_the_dialects_it_applied_with_evidence(tmp_path, capsys):
     store = found["sidecar-store@.memory"]
     assert store["pages"] == 5 and any("config.json" in e for e in store["evidence"])
     assert found["claude-code@."]["evidence"] == ["CLAUDE.md"]
-    assert found["memtui@."]["pages"] == 1  # README.md: read as memtui's own format
+    assert found["markdown@."]["pages"] == 1  # README.md: plain notes, memtui's own rules not imposed
     assert out["summary"]["included_hidden"] == [".memory/memory/"]
     assert code == 0
     main(["check", str(root)])
@@ -349,3 +349,143 @@ def test_no_false_error_on_a_healthy_field_of_each_format(builder, tmp_path, cap
     code, out = _check_json(root, capsys)
     errors = [f for f in out["findings"] if f["severity"] == "error"]
     assert errors == [] and code == 0
+
+
+# --------------------------------------------------------------------------- found on real folders
+# Each of these was a confident wrong answer on public memory folders (see the README's figures).
+
+
+def test_a_status_with_words_after_it_still_counts(tmp_path):
+    root = make_field(tmp_path / "adr", {
+        "adr/0001-rest.md": "---\nstatus: superseded by [[0002-graphql|ADR 2]]\n---\n# Use REST\n",
+        "adr/0002-graphql.md": "---\nlifecycle: Deprecated (2026-05)\n---\n# Use GraphQL\n",
+    })
+    field = open_field(root)
+    assert field.history.status["adr/0001-rest.md"] == SUPERSEDED
+    assert field.history.replaced_by["adr/0001-rest.md"] == ["adr/0002-graphql.md"]
+    assert field.history.status["adr/0002-graphql.md"] == STALE
+
+
+def test_basic_memory_supersedes_relations_are_history(tmp_path):
+    root = fx.basic_memory(tmp_path / "bm")
+    make_field(root, {"notes/auth-v2.md": (
+        "---\ntitle: Authentication v2\ntype: note\npermalink: auth-v2\n---\n# Authentication v2\n\n"
+        "- [decision] Sessions move to signed cookies\n\n## Relations\n- supersedes [[Authentication Design]]\n"
+    )})
+    field = open_field(root)
+    assert field.history.status["notes/auth-design.md"] == SUPERSEDED
+    assert field.history.status["notes/auth-v2.md"] == CURRENT
+
+
+def test_frontmatter_that_does_not_parse_still_says_what_the_page_is(tmp_path):
+    root = make_field(tmp_path / "f", {
+        "notes/old.md": "---\ntitle: Deploys: the old way\nstatus: deprecated\nreviewed: true\n---\nBody.\n",
+        "notes/index.md": "See [[Deploys: the old way]].\n",
+    })
+    field = open_field(root)
+    old = field.pages["notes/old.md"]
+    assert (old.title, old.declared_status) == ("Deploys: the old way", "stale")
+    assert field.history.status["notes/old.md"] == STALE
+    assert field.trust("notes/old.md") == "unknown"  # review keys are never recovered from broken YAML
+    assert {f.rule for f in run_checks(field)} == {"yaml-invalid"}  # the link resolves by the recovered title
+
+
+def test_author_year_placeholders_and_prose_file_names_are_not_errors(tmp_path):
+    root = fx.claude_auto_memory(tmp_path / "cc")
+    make_field(root, {
+        "memory/MEMORY.md": "# Index\n- [Deploy windows](deploy-windows.md)\n- In the other repo, prompt.md holds the prompt\n",
+        "docs/draft.md": "Prior work [CITE: 2024] showed it.\n",
+    })
+    assert [f for f in run_checks(open_field(root)) if f.severity == "error"] == []
+
+
+def test_a_review_date_is_review_evidence(tmp_path):
+    root = make_field(tmp_path / "f", {"notes/a.md": "---\nreviewed: 2026-06-16\n---\nA fact. [stated]\n"})
+    assert open_field(root).trust("notes/a.md") == "reviewed"
+
+
+def test_claude_rules_with_unquoted_globs_are_read_as_claude_code_reads_them(tmp_path):
+    root = make_field(tmp_path / "repo", {
+        "CLAUDE.md": "# Project\n",
+        ".claude/rules/md.md": "---\npaths: **/*.md\n---\n# Markdown\n\nWrap at 100.\n",
+    })
+    field = open_field(root)
+    assert field.pages[".claude/rules/md.md"].meta == {"paths": "**/*.md"}
+    assert run_checks(field) == []
+    alias_bomb = make_field(tmp_path / "bomb", {"a.md": "---\na: &x [1, 2]\nb: [*x, *x]\n---\nx\n"})
+    assert [f.rule for f in run_checks(open_field(alias_bomb))] == ["yaml-alias"]  # anchors: still refused
+
+
+def test_plain_links_to_files_and_escaped_pipes_in_tables(tmp_path):
+    root = make_field(tmp_path / "vault", {
+        ".obsidian/app.json": "{}",
+        "notes/a.md": "See [[report.pdf]] and [[diagram.png|the diagram]].\n\n| pic |\n|---|\n| ![[diagram.png\\|800]] |\n",
+        "files/report.pdf": b"%PDF-1.4",
+        "files/diagram.png": b"\x89PNG",
+    })
+    assert run_checks(open_field(root)) == []
+
+
+def test_plain_notes_get_no_memtui_conventions(tmp_path):
+    root = make_field(tmp_path / "notes", {
+        "knowledge/topic.md": "A sentence that would be an untagged claim in memtui's format.\n",
+        "memos/one.md": "---\nsubject: Quarterly numbers\n---\nBody of the memo.\n",
+        "memos/two.md": "---\nsubject: Quarterly numbers\n---\nAnother memo, same e-mail subject.\n",
+        "intro.md": "---\n\nA page that starts with a horizontal rule, and no frontmatter.\n",
+    })
+    field = open_field(root)
+    assert {info.dialect for info in field} == {"markdown"}
+    assert run_checks(field) == []
+
+
+def test_partly_read_hidden_folders_list_what_they_leave_out(tmp_path, capsys):
+    root = make_field(tmp_path / "repo", {
+        "CLAUDE.md": "# Project\n",
+        ".claude/rules/style.md": "# Style\n",
+        ".claude/commands/release.md": "# Release\n\nRun the release.\n",
+    })
+    _, out = _check_json(root, capsys)
+    assert out["summary"]["included_hidden"] == [".claude/rules/"]  # only paths that exist
+    assert {s["path"]: s["what"] for s in out["summary"]["skipped"]} == {
+        ".claude/commands": "not memory (instructions or settings) with 1 Markdown file"
+    }
+
+
+def test_a_claude_code_folder_opened_directly(tmp_path):
+    root = make_field(tmp_path / "claude-backup", {
+        "CLAUDE.md": "# Everywhere\n\nAnswer briefly.\n",
+        "rules/python.md": "# Python\n\nUse type hints.\n",
+        "agents/reviewer.md": "---\nname: reviewer\n---\n# Reviewer\n",
+        "agent-memory/reviewer/MEMORY.md": "# Reviewer memory\n- [Style](style.md)\n",
+        "agent-memory/reviewer/style.md": fx.TOPIC.format(name="Style", description="style", kind="feedback", body="x"),
+        "projects/-home-me-app/memory/MEMORY.md": "# App\n",
+    })
+    field = open_field(root)
+    assert (field.pages["rules/python.md"].dialect, field.pages["rules/python.md"].kind) == ("claude-code", "rules")
+    assert field.pages["agents/reviewer.md"].kind == "subagent"
+    assert field.pages["agent-memory/reviewer/MEMORY.md"].role == "index"
+    assert field.pages["agent-memory/reviewer/style.md"].kind == "feedback"
+    assert field.pages["projects/-home-me-app/memory/MEMORY.md"].role == "index"
+
+
+def test_an_older_aictx_store_name_is_read_at_a_repository_root(tmp_path):
+    root = fx.sidecar_store(tmp_path / "repo", in_repository=False)
+    repo = tmp_path / "outer"
+    (repo / ".aictx").parent.mkdir(parents=True)
+    root.rename(repo / ".aictx")
+    make_field(repo, {"README.md": "# Outer\n"})
+    field = open_field(repo)
+    assert field.history.status[".aictx/memory/decisions/public-api-rest.md"] == SUPERSEDED
+
+
+def test_a_vault_without_its_obsidian_folder_is_recognised_by_its_links(tmp_path):
+    root = make_field(tmp_path / "docs", {f"page{n}.md": f"# Page {n}\n\nSee [[page{n + 1}]] and ![[img{n}.png]].\n"
+                                          for n in range(6)})
+    field = open_field(root)
+    assert {info.dialect for info in field} == {"obsidian"}
+
+
+def test_openclaw_reply_tags_are_not_links(tmp_path):
+    root = fx.openclaw_workspace(tmp_path / "ws")
+    make_field(root, {"memory/2026-11-04.md": "# 2026-11-04\n\n[[reply_to_current]] Done, the backup ran.\n"})
+    assert run_checks(open_field(root)) == []

@@ -17,6 +17,10 @@ from memtui.dialects.base import Applied, DetectContext, Dialect
 from memtui.field.page import PageInfo
 
 OBSERVATION_RE = re.compile(r"^\s*[-*]\s+\[([^\[\]\n]{1,40})\]\s+\S", re.MULTILINE)
+RELATION_RE = re.compile(r"^\s*[-*]\s+([A-Za-z_][\w-]*)\s+\[\[([^\[\]|#\n]+)(?:[#|][^\]\n]*)?\]\]", re.MULTILINE)
+# Relation types that are history: this note replaces the target, or the target replaces it.
+SUPERSEDES = {"supersedes", "replaces", "obsoletes"}
+SUPERSEDED_BY = {"superseded_by", "supersededby", "replaced_by", "obsoleted_by"}
 SAMPLE_PAGES = 60
 
 
@@ -57,4 +61,16 @@ class BasicMemory(Dialect):
             categories[category] = categories.get(category, 0) + 1
         if categories:
             norm["observations"] = categories
+        older: list[str] = []
+        newer: list[str] = []
+        for kind, target in RELATION_RE.findall(body):
+            relation = kind.lower().replace("-", "_")
+            if relation in SUPERSEDES:
+                older.append(target.strip())
+            elif relation in SUPERSEDED_BY:
+                newer.append(target.strip())
+        if older and not meta.get("supersedes"):
+            norm["supersedes"] = older
+        if newer and not meta.get("superseded_by"):
+            norm["superseded_by"] = newer
         norm["role"] = "memory"

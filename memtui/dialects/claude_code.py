@@ -33,6 +33,10 @@ TOPIC_TYPES = ("user", "feedback", "project", "reference")
 _TYPE_RE = re.compile(r"^\s*type:\s*['\"]?(user|feedback|project|reference)['\"]?\s*$", re.MULTILINE)
 _IMPORT_RE = re.compile(r"(?:(?<=\s)|^)@((?:~/|\.{1,2}/|/)?[\w.~-][^\s`'\"<>()\[\]]*)")
 PROJECT_FILES = ("CLAUDE.md", "CLAUDE.local.md")
+# A Claude Code folder's own folders: instructions (rules, subagents, slash commands, skills) and memory.
+INSTRUCTION_FOLDERS = ("rules", "agents", "commands", "skills")
+USER_FOLDERS = (*INSTRUCTION_FOLDERS, "projects", "agent-memory")
+_AUTO_PLACE_RE = re.compile(r"^(?:projects/[^/]+/memory|agent-memory/[^/]+)/$")
 
 
 def _is_topic_folder(ctx: DetectContext, folder: str, names: list[str]) -> bool:
@@ -50,7 +54,8 @@ class ClaudeCode(Dialect):
     def scope_paths(self, root: Path, names: set[str]) -> list[str]:
         if ".claude" not in names:
             return []
-        return [".claude/CLAUDE.md", ".claude/rules/", ".claude/agent-memory/", ".claude/projects/"]
+        wanted = [".claude/CLAUDE.md", ".claude/rules/", ".claude/agent-memory/", ".claude/projects/"]
+        return [item for item in wanted if os.path.lexists(root / item.rstrip("/"))]
 
     def detect(self, ctx: DetectContext) -> list[Applied]:
         found: list[Applied] = []
@@ -59,6 +64,11 @@ class ClaudeCode(Dialect):
             shown = sorted(set(project))
             evidence = shown[:4] + ([f"and {len(shown) - 4} more"] if len(shown) > 4 else [])
             found.append(Applied(self.name, "", evidence, {"kind": "project"}))
+        # A Claude Code folder itself (~/.claude, or a copy of it): CLAUDE.md beside its own folders.
+        user_folder = "CLAUDE.md" in ctx.page_set and any(ctx.is_dir(name) for name in USER_FOLDERS)
+        if user_folder:
+            present = [name + "/" for name in USER_FOLDERS if ctx.is_dir(name)]
+            found.append(Applied(self.name, "", ["CLAUDE.md with " + ", ".join(present)], {"kind": "user"}))
         root_posix = ctx.root.resolve().as_posix() + "/"
         for folder, names in sorted(ctx.folders().items()):
             if "MEMORY.md" not in names:
@@ -66,7 +76,7 @@ class ClaudeCode(Dialect):
             full = root_posix + (folder + "/" if folder else "")
             by_place = "/.claude/projects/" in full and full.rstrip("/").endswith("/memory") or (
                 "/.claude/agent-memory/" in full
-            )
+            ) or (user_folder and _AUTO_PLACE_RE.match(folder + "/") is not None)
             if by_place or (folder.rsplit("/", 1)[-1] in ("memory", "") and _is_topic_folder(ctx, folder, names)):
                 where = (folder + "/") if folder else "this folder"
                 why = "a Claude Code projects/*/memory folder" if by_place else "topic files with name/description/type"
@@ -77,9 +87,12 @@ class ClaudeCode(Dialect):
         return found
 
     def claims(self, applied: Applied, path: str) -> bool:
-        if applied.params.get("kind") == "auto-memory":
+        kind = applied.params.get("kind")
+        if kind == "auto-memory":
             return applied.covers(path)
         name = path.rsplit("/", 1)[-1]
+        if kind == "user" and path.split("/", 1)[0] in INSTRUCTION_FOLDERS:
+            return True
         return name in PROJECT_FILES or path.startswith(".claude/")
 
     def read(self, applied: Applied, info: PageInfo, root: Path, text: str) -> None:
@@ -107,7 +120,10 @@ class ClaudeCode(Dialect):
             norm["role"] = "memory"
             return
         norm["role"] = "instructions"
-        norm["kind"] = "rules" if "/rules/" in "/" + info.path else "instructions"
+        folder = info.path.rsplit("/", 2)[-2] if "/" in info.path else ""
+        norm["kind"] = {"rules": "rules", "agents": "subagent", "commands": "command", "skills": "skill"}.get(
+            folder, "instructions"
+        )
         imports = _imports(text, info.body_line - 1 if info.fm_present else 0)
         if imports:
             norm["imports"] = imports

@@ -17,6 +17,7 @@ from typing import Any
 from memtui.dialects.base import Applied, DetectContext, Dialect, Skipped
 from memtui.dialects.basic_memory import BasicMemory
 from memtui.dialects.claude_code import ClaudeCode
+from memtui.dialects.markdown import Markdown
 from memtui.dialects.memtui_format import MemtuiFormat
 from memtui.dialects.obsidian import Obsidian
 from memtui.dialects.openclaw import OpenClaw
@@ -25,13 +26,16 @@ from memtui.errors import MemtuiError
 from memtui.field.field import ScanResult, Scope, scan_field
 
 # Most specific first: a page goes to the first instance that claims it (memtui's own format last).
-DIALECTS: tuple[Dialect, ...] = (SidecarStore(), ClaudeCode(), OpenClaw(), BasicMemory(), Obsidian(), MemtuiFormat())
+DIALECTS: tuple[Dialect, ...] = (
+    SidecarStore(), ClaudeCode(), OpenClaw(), BasicMemory(), Obsidian(), MemtuiFormat(), Markdown()
+)
 BY_NAME = {dialect.name: dialect for dialect in DIALECTS}
 MEMTUI = BY_NAME["memtui"]
+MARKDOWN = BY_NAME["markdown"]
 COUNT_LIMIT = 5000  # entries looked at per skipped folder when counting its Markdown files
 # Hidden folders that agents and editors keep instructions or memory in.
 AGENT_FOLDERS = {".cursor", ".codex", ".agents", ".windsurf", ".continue", ".roo", ".cline", ".github", ".gemini",
-                 ".aider", ".kiro", ".claude", ".memory", ".openclaw"}
+                 ".aider", ".kiro", ".claude", ".memory", ".aictx", ".openclaw"}
 
 
 @dataclass(slots=True)
@@ -98,14 +102,32 @@ def detect(root: Path, *, force: str | None = None, scanned: ScanResult | None =
     else:
         for dialect in DIALECTS:
             applied.extend(dialect.detect(ctx))
-    if not any(a.name == MEMTUI.name for a in applied):
-        # Pages no other format claims are read as memtui's own format, even without its marks.
-        applied.append(Applied(MEMTUI.name, "", ["the pages no other format claims"]))
-    return Detection(applied, scope, _skipped(root, scanned), force), scanned
+        names = {a.name for a in applied}
+        if "obsidian" not in names and MEMTUI.name not in names:
+            applied.extend(BY_NAME["obsidian"].detect_by_links(ctx))
+    if force is None and not any(a.name in (MEMTUI.name, MARKDOWN.name) and not a.root for a in applied):
+        # Pages no format claims are plain notes: memtui's own rules are not imposed on them.
+        applied.append(Applied(MARKDOWN.name, "", ["the pages no other format claims (no marks of memtui's format)"]))
+    return Detection(applied, scope, _skipped(root, scanned, scope), force), scanned
 
 
-def _skipped(root: Path, scanned: ScanResult) -> list[Skipped]:
+def _skipped(root: Path, scanned: ScanResult, scope: Scope) -> list[Skipped]:
     out = []
+    # Inside a hidden folder that is read in part (.claude/): the parts that are not.
+    for top in sorted({item.split("/", 1)[0] for item in scope.include}):
+        try:
+            children = sorted(os.scandir(root / top), key=lambda e: e.name)
+        except OSError:
+            continue
+        for child in children:
+            rel = f"{top}/{child.name}"
+            if not child.is_dir(follow_symlinks=False) or scope.admits_dir(rel):
+                continue
+            count, more = _count_pages(Path(child.path))
+            if count:
+                files = f"{count}{'+' if more else ''} Markdown file{'s' if count != 1 or more else ''}"
+                out.append(Skipped(rel, f"not memory (instructions or settings) with {files}",
+                                   f"memtui {_quoted(root / rel)}"))
     for name in scanned.skipped_dirs:
         count, more = _count_pages(root / name)
         if not count and name not in AGENT_FOLDERS:

@@ -4,20 +4,24 @@ It needs no mapping: ``PageInfo`` reads memtui's keys directly. It is the readin
 of every page no other dialect claims, and it is *detected* (with evidence) when
 the field carries its marks: a routing ``MEMORY.md`` with ``IDENTITY.md``,
 ``sessions/``, ``quarantine/``, ``golden.yaml``, maintenance proposals, or pages
-whose frontmatter uses memtui's keys (``subject``, ``supersedes``, ``taint``,
-``valid_from`` ...) and whose lines carry source tags.
+whose frontmatter uses memtui's keys (``supersedes``, ``taint``, ``valid_from``,
+its ``kind`` and ``origin`` words ...) and whose lines carry source tags.
 """
 
 from __future__ import annotations
 
 import re
-
 from pathlib import Path
 
 from memtui.dialects.base import Applied, DetectContext, Dialect
 from memtui.field.page import PageInfo
 
-_MEMTUI_KEYS_RE = re.compile(r"^(subject|supersedes|valid_from|valid_to|taint|confidence|kind):", re.MULTILINE)
+# Keys only memtui's format uses (``subject:`` alone is an e-mail header as often as a memory subject).
+_MEMTUI_KEYS_RE = re.compile(
+    r"^(?:supersedes|valid_from|valid_to|taint|confidence):|^origin:\s*(?:agent|user|job|external)\s*$"
+    r"|^kind:\s*(?:episodic|semantic|procedural|preference)\s*$",
+    re.MULTILINE,
+)
 _SOURCE_TAG_RE = re.compile(r"\[(stated|observed|inferred|suggested)\]", re.IGNORECASE)
 _DAILY_RE = re.compile(r"^(?:memory/)?daily/(\d{4}-\d{2}-\d{2})[^/]*\.md$|^memory/(\d{4}-\d{2}-\d{2})[^/]*\.md$")
 SAMPLE_PAGES = 40

@@ -90,3 +90,12 @@ class Obsidian(Dialect):
             norm["ids"] = [ident]
         if info.path.rsplit("/", 1)[-1] == "index.md" or info.path.startswith("_Schema/"):
             norm["role"] = "index" if info.path.endswith("index.md") else "instructions"
+
+    def detect_by_links(self, ctx: DetectContext) -> list[Applied]:
+        """A vault without its ``.obsidian/`` folder (often not committed): wikilinks and embeds in
+        the bodies of many pages, and no marks of memtui's own format (which links the same way)."""
+        sampled = ctx.pages[:SAMPLE_PAGES]
+        linking = sum(1 for path in sampled if "[[" in ctx.head(path))
+        if len(sampled) < 3 or linking < max(3, len(sampled) // 4):
+            return []
+        return [Applied(self.name, "", [f"wikilinks in {linking} of {len(sampled)} sampled pages"], {"link_prefixes": []})]

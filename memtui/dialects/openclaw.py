@@ -52,6 +52,8 @@ class OpenClaw(Dialect):
         info.dialect = self.name
         norm = info.norm
         local = applied.local(info.path)
+        # [[reply_to_current]] / [[reply_to:<id>]] in transcripts address the chat, not a page.
+        info.links = [link for link in info.links if not link[0].startswith("reply_to")]
         if local in INSTRUCTIONS:
             norm["role"] = "instructions"
             norm["kind"] = local[:-3].lower()

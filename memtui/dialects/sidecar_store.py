@@ -39,6 +39,7 @@ from memtui.store.files import read_bytes
 
 MAX_EVENTS_BYTES = 8 * 1024 * 1024
 MAX_RELATION_FILES = 5000
+STORE_FOLDERS = (".memory", ".aictx")  # aictx's store, under its current and its older name
 ORIGIN_OF_SOURCE = {"agent": "agent", "user": "user", "system": "job", "mcp": "agent"}
 
 
@@ -48,13 +49,11 @@ class SidecarStore(Dialect):
     reads_sidecars = True
 
     def scope_paths(self, root: Path, names: set[str]) -> list[str]:
-        if ".memory" in names and (root / ".memory" / "config.json").is_file():
-            return [".memory/memory/"]
-        return []
+        return [f"{store}/memory/" for store in STORE_FOLDERS if store in names and (root / store / "config.json").is_file()]
 
     def detect(self, ctx: DetectContext) -> list[Applied]:
         found = []
-        for store in ("", ".memory"):
+        for store in ("", *STORE_FOLDERS):
             prefix = store + "/" if store else ""
             config = read_json_file(ctx.root / prefix / "config.json") if ctx.exists(prefix + "config.json") else None
             pages = [p for p in ctx.pages if p.startswith(prefix + "memory/")]

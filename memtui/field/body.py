@@ -20,7 +20,8 @@ from dataclasses import dataclass, field
 SOURCE_TAGS = ("stated", "observed", "inferred", "suggested")
 TAG_RE = re.compile(r"\[(stated|observed|inferred|suggested)\]", re.IGNORECASE)
 WIKILINK_RE = re.compile(r"\[\[([^\[\]\|#\n]+)(?:#([^\[\]\|\n]*))?(?:\|([^\[\]\n]+))?\]\]")
-CITE_RE = re.compile(r"\[cite:\s*(\d+(?:\s*,\s*\d+)*)\]", re.IGNORECASE)
+# At most three digits: "[CITE: 2024]" in a draft is an author-year placeholder, not the 2024th source.
+CITE_RE = re.compile(r"\[cite:\s*(\d{1,3}(?:\s*,\s*\d{1,3})*)\]", re.IGNORECASE)
 MD_LINK_RE = re.compile(r'(?<!!)\[([^\[\]\n]+)\]\(([^()\s]+)(?:\s+"[^"\n]*")?\)')
 HEADING_RE = re.compile(r"^(#{1,6})[ \t]+(.+?)[ \t#]*$")
 FENCE_RE = re.compile(r"^[ \t]{0,3}(```+|~~~+)")
@@ -283,7 +284,7 @@ def _collect_refs(body: Body, line_text: str, number: int) -> None:
             start = match.start()
             body.links.append(
                 WikiLink(
-                    match.group(1).strip(),
+                    match.group(1).strip().rstrip("\\").strip(),  # ``[[a.png\|800]]``: a pipe escaped in a table
                     (match.group(3) or "").strip() or None,
                     (match.group(2) or "").strip() or None,
                     number,

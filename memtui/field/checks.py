@@ -173,7 +173,7 @@ def check_page_local(info: PageInfo) -> list[Finding]:
         out.append(_finding("page-size", path, None, f"{info.size:,} bytes (soft limit {PAGE_SOFT_LIMIT:,})"))
     meta = info.meta
     lines = info.key_lines
-    own_format = info.dialect == "memtui"  # other formats have kinds and origins of their own
+    own_format = info.dialect == "memtui"  # other formats have kinds, origins, lessons of their own
     kind = meta.get("kind")
     if own_format and kind is not None and (not isinstance(kind, str) or kind.strip().lower() not in KINDS):
         out.append(_finding("kind-unknown", path, lines.get("kind"), f"unknown kind {kind!r}; expected one of {', '.join(KINDS)}"))
@@ -206,7 +206,8 @@ def check_page_local(info: PageInfo) -> list[Finding]:
         if number < 1 or number > len(sources):
             have = f"{len(sources)} source{'s' if len(sources) != 1 else ''}"
             out.append(_finding("cite-broken", path, line, f"[cite:{number}] but the page has {have}"))
-    out.extend(_lesson_findings(info))
+    if own_format:
+        out.extend(_lesson_findings(info))
     return out
 
 
@@ -269,7 +270,7 @@ def lesson_weight(signals: list[Any], *, reference: _dt.date | None) -> tuple[fl
 def _link_findings(field: Field, info: PageInfo) -> list[Finding]:
     out = []
     for target, line in info.links:
-        if field.resolve(target, near=info.path) is None:
+        if field.resolve(target, near=info.path) is None and not _names_a_file(field, target, info.path):
             out.append(_finding("link-broken", info.path, line, f"[[{target}]] matches no page"))
     for target, line in info.embeds:
         if field.resolve_file(target, near=info.path) is None:
@@ -282,6 +283,14 @@ def _link_findings(field: Field, info: PageInfo) -> list[Finding]:
             if "://" not in target and target.endswith(".md") and field.resolve_source(source, near=info.path) is None:
                 out.append(_finding("cite-source-missing", info.path, line, f"[cite:{number}] -> {target}: no such page"))
     return out
+
+
+def _names_a_file(field: Field, target: str, near: str) -> bool:
+    """``[[report.pdf]]``: a plain link to a file that is not a page (Obsidian opens it)."""
+    name = target.split("#", 1)[0].split("|", 1)[0].strip().rsplit("/", 1)[-1]
+    if "." not in name or name.lower().endswith(".md"):
+        return False
+    return field.resolve_file(target, near=near) is not None
 
 
 def _history_findings(field: Field, paths: set[str] | None = None) -> list[Finding]:
@@ -352,7 +361,7 @@ def _memory_findings(field: Field, index: str = "MEMORY.md") -> list[Finding]:
         if len(text) > cap:
             out.append(_finding("memory-too-long", index, None, f"{len(text):,} characters (cap {cap:,})"))
     seen: set[tuple[str, int]] = set()
-    for target, line in field.memory_pointers(index):
+    for target, line in field.memory_pointers(index, bare_paths=info.dialect == "memtui"):
         if (target, line) in seen or is_template(target):
             continue
         seen.add((target, line))

@@ -679,8 +679,9 @@ class Field:
             self._backlinks = table
         return self._backlinks.get(path, [])
 
-    def memory_pointers(self, index: str = "MEMORY.md") -> list[tuple[str, int]]:
-        """What a routing index (``MEMORY.md``) points at: wikilinks, Markdown links and bare ``*.md`` paths.
+    def memory_pointers(self, index: str = "MEMORY.md", *, bare_paths: bool = True) -> list[tuple[str, int]]:
+        """What a routing index (``MEMORY.md``) points at: wikilinks, Markdown links and (in
+        memtui's format, where an index holds nothing else) bare ``*.md`` paths.
 
         Links inside code spans and fenced code blocks are examples, not pointers.
         """
@@ -707,6 +708,8 @@ class Field:
             line = mask_code_spans(line) if "`" in line else line
             for match in re.finditer(r"\]\(([^)\s]+\.md)(?:#[^)]*)?\)", line):
                 found.append((match.group(1), number))
+            if not bare_paths:
+                continue
             stripped = re.sub(r"\[[^\]]*\]\([^)]*\)", "", line)
             stripped = re.sub(r"\[\[[^\]]*\]\]", "", stripped)
             for match in _BARE_MD_PATH_RE.finditer(stripped):

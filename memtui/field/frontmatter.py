@@ -93,7 +93,15 @@ def locate(text: str) -> Frontmatter:
             break
         pos = nl + 1
         line_no += 1
-    # Opening fence without a closing one.
+    # Opening fence without a closing one: frontmatter left open, or a horizontal rule that
+    # merely starts the page (then the next line is prose or a heading, not ``key: value``).
+    following = [line for line in text[fm.start :].split("\n", 12)[:12] if line.strip()]
+    if following and not any(_KEY_LINE_RE.match(line) for line in following):
+        fm.present = False
+        fm.start = 0
+        fm.first_line = 1
+        fm.body_offset = offset
+        return fm
     fm.closed = False
     fm.raw = text[fm.start :]
     fm.end = len(text)
@@ -210,6 +218,44 @@ def top_level_key_lines(raw: str, first_line: int) -> dict[str, int]:
     return lines
 
 
+_KEY_LINE_RE = re.compile(r"^[\w\"'][^:#]*:(?:\s|$)")
+_ANCHOR_RE = re.compile(r"(?:^|[\s\[{,:])&[^\s\]},]")
+_STAR_VALUE_RE = re.compile(r"^(\s*(?:-\s+|[^\s:#'\"][^:#]*:\s+))(\*[^\s'\"].*?)\s*$", re.MULTILINE)
+
+
+def _quote_star_values(raw: str) -> str | None:
+    """``paths: **/*.md`` written unquoted: with no anchor anywhere, a ``*`` value is a glob, not an alias.
+
+    Claude Code's rules are written so, and Claude Code reads them. Returns the
+    frontmatter with such values quoted, or None when there is an anchor (then an
+    alias stays refused: that is how alias bombs are built).
+    """
+    if _ANCHOR_RE.search(raw):
+        return None
+    return _STAR_VALUE_RE.sub(lambda m: m.group(1) + "'" + m.group(2).replace("'", "''") + "'", raw)
+
+
+# Keys worth reading line by line from frontmatter that does not parse: what a page is
+# and whether it is still current. Never review or taint keys: a broken page never
+# looks more trusted than a parsed one would.
+RECOVERABLE_KEYS = ("title", "name", "status", "type", "kind", "id", "permalink", "subject", "superseded_by",
+                    "supersedes", "description", "created", "updated")
+_RECOVER_RE = re.compile(r"^(" + "|".join(RECOVERABLE_KEYS) + r"):[ \t]+(.+?)[ \t]*$", re.MULTILINE)
+
+
+def recover_keys(raw: str) -> dict[str, str]:
+    """Top-level ``key: value`` lines of frontmatter YAML could not read, as plain strings."""
+    found: dict[str, str] = {}
+    for key, value in _RECOVER_RE.findall(raw):
+        if key in found:
+            continue
+        if value[:1] in ("'", '"') and value[-1:] == value[:1] and len(value) > 1:
+            value = value[1:-1]
+        if value and value[:1] not in ("[", "{", "|", ">", "&", "*"):
+            found[key] = value
+    return found
+
+
 def parse(text: str) -> Frontmatter:
     """Locate and parse the frontmatter of a page's text."""
     fm = locate(text)
@@ -217,7 +263,13 @@ def parse(text: str) -> Frontmatter:
         return fm
     fm.key_lines = top_level_key_lines(fm.raw, fm.first_line)
     try:
-        fm.data = parse_yaml_mapping(fm.raw, fm.first_line)
+        try:
+            fm.data = parse_yaml_mapping(fm.raw, fm.first_line)
+        except FrontmatterError as exc:
+            quoted = _quote_star_values(fm.raw) if "alias" in exc.message else None
+            if quoted is None or quoted == fm.raw:
+                raise
+            fm.data = parse_yaml_mapping(quoted, fm.first_line)
     except FrontmatterError as exc:
         fm.error = exc.message
         fm.error_line = exc.line

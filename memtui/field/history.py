@@ -34,6 +34,8 @@ CURRENT = "current"
 SUPERSEDED = "superseded"
 STALE = "stale"
 STATUSES = (CURRENT, STALE, SUPERSEDED)
+# Formats whose ``subject`` groups the versions of one fact (memtui's own).
+SUBJECT_DIALECTS = frozenset({"memtui"})
 _SLUG_RE = re.compile(r"[\W_]+")
 
 
@@ -231,8 +233,8 @@ class History:
         groups: dict[tuple[str, str | None], list[str]] = defaultdict(list)
         for path, info in self.field.pages.items():
             subject = info.subject
-            if not subject or self.status[path] != CURRENT:
-                continue
+            if not subject or self.status[path] != CURRENT or info.dialect not in SUBJECT_DIALECTS:
+                continue  # ``subject:`` is memtui's key; an e-mail memo's subject line is not one
             groups[(subject.strip().casefold(), info.kind)].append(path)
         found = []
         for (subject, kind), paths in sorted(groups.items(), key=lambda kv: (kv[0][0], kv[0][1] or "")):
@@ -249,8 +251,7 @@ class History:
             return f"superseded by {names}" + (f" on {when}" if when else "")
         declared = info.declared_status
         if declared is not None:
-            said = info._str("status")
-            return f"marked {declared} (status: {said})"
+            return f"marked {declared} ({info._status_text()})"
         valid_to = _date(info.valid_to)
         if valid_to and valid_to <= self.today:
             return f"expired {valid_to}"

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import errno
 import os
+import re
 from dataclasses import dataclass, field
 from pathlib import PurePosixPath
 from typing import Any
@@ -76,6 +77,12 @@ DECLARED_STATUS = {
 }
 
 
+# Keys that carry a page's lifecycle in real vaults, first match wins.
+STATUS_KEYS = ("status", "lifecycle", "decision_status", "memory_status")
+_FIRST_WORD_RE = re.compile(r"\s*([^\W\d_]+)")
+_STATUS_LINK_RE = re.compile(r"\[\[([^\[\]|#\n]+)(?:[#|][^\]\n]*)?\]\]")
+
+
 def clean_ref(value: str) -> str:
     """A reference as a page states it, unwrapped: ``"[[Notes/x|label]]"`` -> ``Notes/x``.
 
@@ -86,7 +93,7 @@ def clean_ref(value: str) -> str:
         text = text[2:-2]
     elif text.startswith("![[") and text.endswith("]]"):
         text = text[3:-2]
-    return text.split("|", 1)[0].strip()
+    return text.split("|", 1)[0].strip().rstrip("\\").strip()
 
 
 def _as_list(value: Any) -> list[str]:
@@ -235,15 +242,28 @@ class PageInfo:
 
     @property
     def superseded_by(self) -> list[str]:
-        return [clean_ref(v) for v in _as_list(self._value("superseded_by"))]
+        named = [clean_ref(v) for v in _as_list(self._value("superseded_by"))]
+        if named:
+            return named
+        said = self._status_text()  # "status: superseded by [[New page]]"
+        return [m.group(1).strip() for m in _STATUS_LINK_RE.finditer(said)] if self.declared_status else []
+
+    def _status_text(self) -> str:
+        for key in STATUS_KEYS:
+            value = self._value(key)
+            if isinstance(value, str) and value.strip():
+                return value
+        return ""
 
     @property
     def declared_status(self) -> str | None:
-        """``superseded`` or ``stale`` when the page (or its dialect) says so; None otherwise."""
-        value = self._value("status")
-        if not isinstance(value, str):
-            return None
-        return DECLARED_STATUS.get(value.strip().lower())
+        """``superseded`` or ``stale`` when the page (or its dialect) says so; None otherwise.
+
+        The first word counts ("superseded by [[B]]", "Deprecated (2026-05)"), under
+        ``status`` or the other names real vaults use for it.
+        """
+        word = _FIRST_WORD_RE.match(self._status_text())
+        return DECLARED_STATUS.get(word.group(1).lower()) if word else None
 
     @property
     def tags(self) -> list[str]:
@@ -387,6 +407,13 @@ def summarise(parsed: ParsedPage, size: int, mtime_ns: int) -> PageInfo:
     )
     if size == 0:
         info.problems.append(("empty-page", None, "the file is empty"))
+    if fm.error and fm.raw:
+        # The YAML does not parse, but "title: A: B" still names the page and "status:
+        # deprecated" still says it is not current: read those lines one by one.
+        recovered = fm_mod.recover_keys(fm.raw)
+        if recovered:
+            info.norm.update(recovered)
+            info.norm["recovered"] = sorted(recovered)
     return info
 
 

@@ -17,6 +17,7 @@ Unexpected values fail safe: they never make a page look more trusted.
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 QUARANTINED = "quarantined"
@@ -34,8 +35,14 @@ LABELS = {
 QUARANTINE_FOLDER = "quarantine"
 
 
+_DATE_RE = re.compile(r"^\d{4}-\d{2}-\d{2}")
+
+
 def _is_true(value: Any) -> bool:
-    return value is True or (isinstance(value, str) and value.strip().lower() in {"true", "yes"})
+    """``true``/``yes``, or the date of the review (``reviewed: 2026-06-16``)."""
+    if value is True:
+        return True
+    return isinstance(value, str) and (value.strip().lower() in {"true", "yes"} or bool(_DATE_RE.match(value.strip())))
 
 
 _UNTAINTED = {"", "null", "none", "false", "no", "~"}

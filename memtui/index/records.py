@@ -47,6 +47,9 @@ HISTORY_KEYS = (
     "taint",
     "origin",
     "status",
+    "lifecycle",
+    "decision_status",
+    "memory_status",
     "superseded_by",
     "aliases",
     "alias",
@@ -54,7 +57,7 @@ HISTORY_KEYS = (
 # Of those, the ones whose change can change some page's status.
 STATUS_KEYS = (
     "id", "uuid", "title", "subject", "kind", "valid_from", "valid_to", "created", "supersedes",
-    "status", "superseded_by", "aliases", "alias",
+    "status", "lifecycle", "decision_status", "memory_status", "superseded_by", "aliases", "alias",
 )
 # What a dialect's reading (``PageInfo.norm``) a record keeps: what History, resolve() and trust read.
 NORM_KEYS = HISTORY_KEYS + ("ids", "tainted", "role")
