@@ -14,7 +14,8 @@ merge and locking code; it only changes how postings are gathered:
 - field lengths are read once per field into a list, not once per posting;
 - a term's postings go into Whoosh's posting-block buffers a block at a time
   (``_fill_blocks``) instead of one ``add_posting`` call each;
-- ``PageText`` fields hand over their term counts directly;
+- ``PageText`` fields hand over their terms with counts (and positions) directly
+  (``PageText.postings``: one analysis per distinct chunk, no Token objects);
 - a term found in at most ``INLINE_LIMIT`` pages keeps its postings inside its
   term entry instead of a separate compressed block (most words are rare, and
   a block costs a pickle and a zlib call). Whoosh's reader supports this
@@ -29,12 +30,11 @@ from __future__ import annotations
 from array import array
 
 from whoosh.codec.whoosh3 import W3TermInfo
-from whoosh.system import pack_uint, pack_ushort
+from whoosh.system import pack_ushort
 from whoosh.writing import SegmentWriter
 
-from memtui.index.analysis import PageText, term_counts
+from memtui.index.analysis import PageText
 
-_PACKED = [pack_uint(n) for n in range(256)]
 INLINE_LIMIT = 4
 
 
@@ -118,9 +118,9 @@ class FastSegmentWriter(SegmentWriter):
             if field.indexed and type(field) is PageText:
                 weight = field.format.field_boost * self._field_boost(fields, name, docboost)
                 terms = pool.terms_of(name)
-                for btext, count in term_counts(value).items():
+                for btext, count, vbytes in field.postings(value):
                     length += count
-                    posting = (docnum, count * weight, _PACKED[count] if count < 256 else pack_uint(count))
+                    posting = (docnum, count * weight, vbytes)
                     postings = terms.get(btext)
                     if postings is None:
                         terms[btext] = [posting]
