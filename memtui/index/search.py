@@ -86,8 +86,9 @@ MAX_EXPANSION = 500
 MIN_TEXT_PREFIX = 2
 TIME_LIMIT = 2.0
 SUPERSEDED_FACTOR = 0.5
-HEAD_WEIGHT = 1.0  # a page whose title, aliases, name, id or file name hold every query word scores 2x
+HEAD_WEIGHT = 0.5  # a page whose title, aliases, name, id or file name hold every query word scores 1.5x
 WHOLE_BOOST = 2.0  # an identifier found whole outranks the same parts found apart
+OR_FACTOR = 0.9  # partial matches: a page holding more of the words scores higher (Whoosh's coordination)
 RUN_BONUS = 0.5  # a CJK run found exactly (as a phrase) scores more than its bigrams scattered
 EXTRA_CANDIDATES = 20  # candidates beyond the limit that are re-ranked
 SNIPPET_CHARS = 180
@@ -161,6 +162,9 @@ def _dedupe(queries: list[wq.Query]) -> list[wq.Query]:
 
 
 def _any(queries: list[wq.Query], boost: float = 1.0) -> wq.Query | None:
+    """Forms of one word (its stems in several languages; an identifier whole or by its
+    parts): a page holding any of them matches, scored by the best one (a ``DisjunctionMax``,
+    which also keeps Whoosh from merging the forms into the query's other words)."""
     queries = _dedupe(queries)
     if not queries:
         return None
@@ -169,7 +173,7 @@ def _any(queries: list[wq.Query], boost: float = 1.0) -> wq.Query | None:
         if boost != 1.0:
             q = q.with_boost(q.boost * boost)
         return q
-    return wq.Or(queries, boost=boost)
+    return wq.DisjunctionMax(queries, boost=boost)
 
 
 def _sequence(fieldname: str, terms: list[str], positions: bool) -> wq.Query:
@@ -545,7 +549,7 @@ def _assemble(text, units: list[Unit], conditions: list[wq.Query], bonus: list[w
         full = wq.AndMaybe(full, clean(wq.Or(bonus)))
     partial = None
     if len(units) > 1:
-        partial = clean(wq.And([wq.Or([u.query for u in units]), *conditions]))
+        partial = clean(wq.And([wq.Or([u.query for u in units], scale=OR_FACTOR), *conditions]))
         if bonus:
             partial = wq.AndMaybe(partial, clean(wq.Or(bonus)))
     result = ParsedQuery(text, full, partial, units)
