@@ -230,7 +230,8 @@ class QueryBuilder:
                 if primary:
                     variants.append(_sequence(self.fieldname, primary, self.positions))
             return [Unit(_any(variants, boost), frozenset(terms))]
-        return self._word(chunk, boost)
+        terms = {p.term for pieces in by_lang.values() for p in pieces if p.primary}
+        return [Unit(_any([wq.Term(self.fieldname, t) for t in sorted(terms)], boost), frozenset(terms))]
 
     def _word(self, word: str, boost: float) -> list[Unit]:
         """A single word in each of its forms (one per language it may be stemmed in)."""
@@ -325,7 +326,8 @@ class _Parser(QueryParser):
 
     def __init__(self, schema, langs: Sequence[str]) -> None:
         super().__init__("text", schema, group=AndGroup)
-        self.replace_plugin(_Phrases())
+        self.remove_plugin_class(PhrasePlugin)
+        self.add_plugin(_Phrases())
         self.langs = langs
         self.builders: dict[str, QueryBuilder] = {}
 
