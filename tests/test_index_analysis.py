@@ -29,10 +29,11 @@ from memtui.index.analysis import (
     prefix_of,
     query_analyzer,
     tag_terms,
+    term_counts,
     term_positions,
 )
 from memtui.index.fastwrite import INLINE_LIMIT, FastSegmentWriter
-from memtui.index.search import QueryBuilder, parse_query
+from memtui.index.search import CharPrefix, QueryBuilder, parse_query
 
 SAMPLES = [
     "Public API decisions: REST, GraphQL and tRPC were decided in 2026.",
@@ -75,9 +76,13 @@ def test_positions_match_the_query_analyzer(lang: str) -> None:
         parts = PageTextValue(("A title, twice", text, "the body " + text), lang)
         expected = defaultdict(list)
         for token in query_analyzer()(parts, positions=True):
-            expected[token.text.encode("utf-8")].append(token.pos)
-        got = term_positions(parts)
+            if token.primary:
+                expected[token.text.encode("utf-8")].append(token.pos)
+        got, others = term_positions(parts)
         assert {k: sorted(v) for k, v in got.items()} == {k: sorted(v) for k, v in expected.items()}, text
+        counted = Counter(others)
+        counted.update({term: len(found) for term, found in got.items()})
+        assert counted == Counter(term_counts(parts)), text  # the path without positions counts the same
 
 
 @pytest.mark.parametrize("lang", LANGS)
@@ -89,13 +94,16 @@ def test_a_query_word_finds_the_terms_the_page_has(lang: str) -> None:
     for word in words:
         page_terms = set(index_terms(word, lang))
         for unit in builder.word(word):
-            assert unit.terms & page_terms, (word, unit.terms, page_terms)
+            if isinstance(unit.query, CharPrefix):  # one CJK character: a term starting with it
+                assert any(t.startswith(c) for c in unit.terms for t in page_terms), (word, unit.terms)
+            else:
+                assert unit.terms & page_terms, (word, unit.terms, page_terms)
         sequences = {tuple(_sequence(q)) for unit in builder.phrase(word) for q in _variants(unit.query)}
-        if sequences:
-            positions = term_positions(word, lang)
-            primary = [t for t, _ in sorted(((t.decode(), p) for t, ps in positions.items() for p in ps),
-                                            key=lambda item: item[1])]
-            assert any(set(seq) <= page_terms and all(t in primary for t in seq) for seq in sequences), word
+        positions, _ = term_positions(word, lang)
+        primary = tuple(t.decode() for t, _ in sorted(((t, p) for t, ps in positions.items() for p in ps),
+                                                      key=lambda i: i[1]))
+        if primary:
+            assert primary in sequences, (word, primary, sequences)  # the page's own sequence is a variant
 
 
 def _variants(q):
@@ -119,7 +127,7 @@ def test_stems_and_stop_words() -> None:
 
 
 def test_cjk_runs_become_bigrams_and_characters() -> None:
-    assert index_terms("给飞书") == Counter({"给飞": 1, "飞书": 1, "给": 1, "飞": 1, "书": 1})
+    assert index_terms("给飞书") == Counter({"给飞": 1, "飞书": 1, "书": 1})  # bigrams and the last character
     assert index_terms("猫") == Counter({"猫": 1})
     assert index_terms("ｶﾀｶﾅ") == index_terms("カタカナ")  # NFKC: half-width kana
     assert index_terms("ＡＢＣ Café") == index_terms("abc CAFE")
@@ -130,16 +138,20 @@ def test_identifiers_are_indexed_whole_and_by_their_parts() -> None:
     assert set(index_terms("retryWithJitter")) == {"retrywithjitter", "retri", "jitter"}
     assert set(index_terms("tRPC iPhone")) == {"trpc", "iphon"}  # a one-letter hump keeps a word whole
     assert set(index_terms("file-name.md")) == {"file-name.md", "file", "name", "md"}
-    positions = term_positions("see retryWithJitter now")
-    assert positions[b"retrywithjitter"] == positions[b"retri"] == [1] and positions[b"jitter"] == [2]
+    positions, counts = term_positions("see retryWithJitter now")
+    assert positions[b"retri"] == [1] and positions[b"jitter"] == [2] and positions[b"now"] == [3]
+    assert counts == {b"retrywithjitter": 1}  # the whole is never part of a phrase: counted, no position
 
 
 def test_packed_positions_round_trip() -> None:
     fmt = PackedPositions()
-    for positions in ([0], [3, 4, 5], [0, 254, 255, 509], [1, 70000, 70001], list(range(0, 3000, 7))):
+    for positions in ([0], [255], [3, 4, 5], [0, 254, 255, 509], [1, 70000, 70001], list(range(0, 3000, 7))):
         value = fmt.encode(positions)
         assert fmt.decode_positions(value) == positions
         assert fmt.decode_frequency(value) == len(positions)
+        value = fmt.encode_posting(len(positions) + 3, positions)  # three more occurrences without positions
+        assert fmt.decode_positions(value) == positions and fmt.decode_frequency(value) == len(positions) + 3
+    assert fmt.decode_positions(fmt.encode_posting(2, [])) == [] and fmt.decode_frequency(fmt.encode_posting(2, [])) == 2
 
 
 def test_language_detection() -> None:

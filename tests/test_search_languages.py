@@ -69,7 +69,10 @@ def test_japanese_korean_and_single_characters(cjk) -> None:
     assert search_paths(cjk, "ボリューム") == ["notes/volume.md"]
     assert search_paths(cjk, "ボリュームの保存場所") == ["notes/volume.md"]  # the particle is not required
     assert search_paths(cjk, "엔진") == ["notes/korean.md"]
-    assert search_paths(cjk, "猫") == ["notes/cat.md"]
+    assert search_paths(cjk, "猫") == ["notes/cat.md"]  # one character inside a run
+    assert search_paths(cjk, "给") == ["notes/feishu.md"]  # ... at its start
+    assert search_paths(cjk, "息") == ["notes/feishu.md"]  # ... at its end
+    assert search_paths(cjk, "福") == []
 
 
 def test_latin_words_beside_cjk_text_are_unaffected(cjk) -> None:

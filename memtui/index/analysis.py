@@ -8,8 +8,9 @@ Text becomes terms the same way on a page and in a query (``chunk_pieces``):
    ``- . @ /``: ``file-name.md``, ``erbing_brain_api.py``, ``v1.2.3``.
 3. A chunk splits into *parts* at those joiners, at ``_`` and at camelCase humps
    (``retryWithJitter``: retry, with, jitter). A run of Chinese, Japanese or
-   Korean characters becomes overlapping character bigrams, plus each character
-   on its own (``给飞书`` → 给飞 飞书 and 给 飞 书), so a word inside the run is found.
+   Korean characters becomes overlapping character bigrams plus its last character
+   (``给飞书`` → 给飞 飞书 书), so a word inside the run is found: every character
+   starts a term, and a one-character query is a prefix query.
 4. A word part is case-folded, dropped if it is a stop word (English, or Russian
    for Cyrillic) or shorter than 2 or longer than 40 characters, stemmed in the
    page's language where Whoosh has a stemmer for it (otherwise by the default of
@@ -19,9 +20,9 @@ Text becomes terms the same way on a page and in a query (``chunk_pieces``):
    ``erbing_brain_api.py`` is found whole and by its parts.
 
 Positions (for phrase queries): parts and bigrams take consecutive positions, stop
-words take none; a chunk's whole term and a CJK run's single characters share a
+words take none; a chunk's whole term and a CJK run's last character share a
 position with a part. At each position one term is *primary*: a phrase query is a
-sequence of primary terms.
+sequence of primary terms, and only primary terms store positions.
 
 Indexing uses a fast path (``compiled``: one analysis per distinct chunk and
 language, cached; then a ``Counter`` or one pass for positions). Queries use the
@@ -36,11 +37,13 @@ from __future__ import annotations
 
 import os
 import re
-import struct
+import sys
 import unicodedata
+from array import array
 from collections import Counter
 from dataclasses import dataclass
 from itertools import accumulate
+from operator import sub
 from typing import NamedTuple
 
 import whoosh
@@ -113,6 +116,7 @@ _CJK = (
     "\uac00-\ud7af\uf900-\ufaff\U00020000-\U0002ffff"
 )
 CJK_RE = re.compile(f"[{_CJK}]+")
+NON_CJK_RE = re.compile(f"[^{_CJK}]+")
 _KANA_RE = re.compile("[\u3040-\u30ff]")
 _HANGUL_RE = re.compile("[\uac00-\ud7af]")
 
@@ -237,6 +241,7 @@ _ARABIC_RE = re.compile("[\u0600-\u06ff]")
 _UKRAINIAN_RE = re.compile("[іїєґ]")
 _RUSSIAN_ONLY_RE = re.compile("[ыэъё]")
 DETECT_CHARS = 4000
+LATIN_VOTE_CHARS = 1000  # some 150 words are enough to tell the common words apart
 
 
 def detect_language(text: str, declared: object = None, path: str = "") -> str:
@@ -270,7 +275,7 @@ def detect_language(text: str, declared: object = None, path: str = "") -> str:
                 return "uk" if len(_UKRAINIAN_RE.findall(low)) > len(_RUSSIAN_ONLY_RE.findall(low)) else "ru"
             if script == ARABIC:
                 return "ar"
-    found = _latin_language(sample)
+    found = _latin_language(sample[:LATIN_VOTE_CHARS])
     if found:
         return found
     return folder or ("en" if _LATIN_RE.search(sample) else "")
@@ -281,14 +286,17 @@ def _latin_language(sample: str) -> str:
     global _VOTES
     if _VOTES is None:
         _VOTES = _latin_votes()
-    tally: Counter[str] = Counter()
-    for word in _LATIN_WORD_RE.findall(sample.lower()):
-        langs = _VOTES.get(word)
+    tally: dict[str, int] = {}
+    votes = _VOTES
+    for word, count in Counter(_LATIN_WORD_RE.findall(sample.lower())).items():
+        langs = votes.get(word)
         if langs:
-            tally.update(langs)
+            for lang in langs:
+                tally[lang] = tally.get(lang, 0) + count
     if not tally:
         return ""
-    best, score = tally.most_common(1)[0]
+    best = max(tally, key=tally.__getitem__)
+    score = tally[best]
     english = tally.get("en", 0)
     if best != "en" and score >= 5 and score > 1.5 * english:
         return best
@@ -439,8 +447,9 @@ def _analyse_chunk(chunk: str, lang: str) -> tuple[tuple[Piece, ...], int]:
                 continue
             for i in range(n - 1):
                 pieces.append(Piece(run[i : i + 2], pos + i, start + i, start + i + 2, True, "bigram"))
-            for i in range(n):
-                pieces.append(Piece(run[i], pos + min(i, n - 2), start + i, start + i + 1, False, "char"))
+            # The last character on its own: every character of the run now starts a term
+            # (a bigram, or this one), so a one-character query is a prefix query.
+            pieces.append(Piece(run[-1], pos + n - 2, end - 1, end, False, "char"))
             pos += n - 1
         else:
             term = word_term(chunk[start:end], lang)
@@ -461,14 +470,19 @@ def chunks(text: str):
 
 # ---------------------------------------------------------------------- the fast indexing path
 class Compiled(NamedTuple):
-    terms: tuple[bytes, ...]
-    rels: tuple[int, ...]
+    """A chunk's terms for indexing (UTF-8): positions are kept for primary terms only."""
+
+    primary: tuple[bytes, ...]
+    rels: tuple[int, ...]  # the position of each primary term in the chunk
+    others: tuple[bytes, ...]  # counted, no position (an identifier's whole)
     width: int
 
 
-# chunk -> its one term (bytes) when it is a plain word, else a ``Compiled``; one dict per language.
+# chunk -> its one term when it is a plain word, else a ``Compiled``; one dict per language.
 _COMPILED: dict[str, dict[str, bytes | Compiled]] = {}
 _COMPILED_LIMIT = 500_000
+_CJK_RUN = re.compile(f"[{_CJK}]+").fullmatch
+_DROPPED = Compiled((), (), (), 0)  # a stop word: no term, no position
 
 
 def compiled(chunk: str, lang: str) -> bytes | Compiled:
@@ -480,11 +494,24 @@ def compiled(chunk: str, lang: str) -> bytes | Compiled:
     if found is None:
         if len(cache) > _COMPILED_LIMIT:
             cache.clear()
+        if chunk.isascii() and chunk.isalnum() and _humps(chunk) is None:
+            # A plain word (most chunks): one part, no whole, no CJK.
+            term = word_term(chunk, lang)
+            found = term.encode("utf-8") if term is not None else _DROPPED
+            if len(chunk) <= 64:
+                cache[chunk] = found
+            return found
         pieces, width = _analyse_chunk(chunk, lang)
         if width == 1 and len(pieces) == 1:
             found = pieces[0].term.encode("utf-8")
         else:
-            found = Compiled(tuple(p.term.encode("utf-8") for p in pieces), tuple(p.pos for p in pieces), width)
+            primary = [p for p in pieces if p.primary]
+            found = Compiled(
+                tuple(p.term.encode("utf-8") for p in primary),
+                tuple(p.pos for p in primary),
+                tuple(p.term.encode("utf-8") for p in pieces if not p.primary),
+                width,
+            )
         if len(chunk) <= 64:
             cache[chunk] = found
     return found
@@ -505,31 +532,20 @@ def _parts_of(value, lang: str = "") -> tuple[tuple[str, ...], str]:
     return (value,), lang
 
 
-def term_counts(value, lang: str = "") -> dict[bytes, int]:
-    """The UTF-8 terms of a field value with their counts (the indexing fast path)."""
-    parts, lang = _parts_of(value, lang)
-    cache = _COMPILED.get(lang) or {}
-    out: dict[bytes, int] = {}
-    text = normalize("\n".join(parts))
-    for chunk, count in Counter(CHUNK_RE.findall(text)).items():
-        found = cache.get(chunk)
-        if found is None:
-            found = compiled(chunk, lang)
-            cache = _COMPILED[lang]
-        if found.__class__ is bytes:
-            out[found] = out.get(found, 0) + count
-        else:
-            for term in found.terms:
-                out[term] = out.get(term, 0) + count
-    return out
+def term_positions(value, lang: str = "") -> tuple[dict[bytes, list[int]], Counter[bytes]]:
+    """The UTF-8 terms of a field value: positions of the primary ones, in order, and
+    the counts of the others (the indexing fast path).
 
-
-def term_positions(value, lang: str = "") -> dict[bytes, list[int]]:
-    """The UTF-8 terms of a field value with their positions, in order (the indexing fast path)."""
+    A CJK run is handled here, not cached (runs are long and rarely repeat): its
+    bigrams in a loop, its characters counted by ``Counter`` in one go.
+    """
     parts, lang = _parts_of(value, lang)
     cache = _COMPILED.get(lang) or {}
     out: dict[bytes, list[int]] = {}
     get = out.get
+    others: list[bytes] = []
+    runs: list[str] = []
+    bigrams: dict[str, list[int]] = {}
     pos = 0
     for number, part in enumerate(parts):
         if number:
@@ -539,6 +555,17 @@ def term_positions(value, lang: str = "") -> dict[bytes, list[int]]:
         for chunk in CHUNK_RE.findall(normalize(part)):
             found = cache.get(chunk)
             if found is None:
+                if len(chunk) > 2 and _CJK_RUN(chunk):
+                    for i in range(len(chunk) - 1):
+                        bigram = chunk[i : i + 2]
+                        positions = bigrams.get(bigram)
+                        if positions is None:
+                            bigrams[bigram] = [pos + i]
+                        else:
+                            positions.append(pos + i)
+                    runs.append(chunk)
+                    pos += len(chunk) - 1
+                    continue
                 found = compiled(chunk, lang)
                 cache = _COMPILED[lang]
             if found.__class__ is bytes:
@@ -549,14 +576,55 @@ def term_positions(value, lang: str = "") -> dict[bytes, list[int]]:
                     positions.append(pos)
                 pos += 1
             else:
-                terms, rels, width = found
-                for term, rel in zip(terms, rels):
+                for term, rel in zip(found.primary, found.rels):
                     positions = get(term)
                     if positions is None:
                         out[term] = [pos + rel]
                     else:
                         positions.append(pos + rel)
-                pos += width
+                if found.others:
+                    others.extend(found.others)
+                pos += found.width
+    for bigram, positions in bigrams.items():
+        term = bigram.encode("utf-8")
+        known = get(term)
+        if known is None:
+            out[term] = positions
+        else:  # the same bigram also came from a chunk mixing scripts
+            out[term] = sorted(known + positions)
+    counts = Counter(others)
+    if runs:
+        for char, count in Counter(run[-1] for run in runs).items():
+            counts[char.encode("utf-8")] += count
+    return out, counts
+
+
+def term_counts(value, lang: str = "") -> dict[bytes, int]:
+    """The UTF-8 terms of a field value with their counts (the fast path without positions:
+    each distinct chunk is looked up once)."""
+    parts, lang = _parts_of(value, lang)
+    cache = _COMPILED.get(lang) or {}
+    out: dict[bytes, int] = {}
+    get = out.get
+    for chunk, count in Counter(CHUNK_RE.findall(normalize("\n".join(parts)))).items():
+        found = cache.get(chunk)
+        if found is None:
+            if len(chunk) > 2 and _CJK_RUN(chunk):
+                grams = Counter(chunk[i : i + 2] for i in range(len(chunk) - 1))
+                grams[chunk[-1]] += 1
+                for gram, times in grams.items():
+                    term = gram.encode("utf-8")
+                    out[term] = get(term, 0) + times * count
+                continue
+            found = compiled(chunk, lang)
+            cache = _COMPILED[lang]
+        if found.__class__ is bytes:
+            out[found] = get(found, 0) + count
+        else:
+            for term in found.primary:
+                out[term] = get(term, 0) + count
+            for term in found.others:
+                out[term] = get(term, 0) + count
     return out
 
 
@@ -591,6 +659,7 @@ def head_terms(parts, lang: str = "") -> str:
 # ---------------------------------------------------------------------- tags
 _INLINE_TAG_RE = re.compile(r"(?<![\w#&/\]])#([^\W\d][\w/-]*|\d+[^\W\d][\w/-]*)")
 _FENCE_RE = re.compile(r"^```.*?^```", re.MULTILINE | re.DOTALL)
+_HASH_WORD_RE = re.compile(r"#\w")
 
 
 def normalize_tag(value: object) -> str:
@@ -617,7 +686,7 @@ def tag_terms(tags) -> list[str]:
 
 def inline_tags(body: str) -> list[str]:
     """``#tags`` written in a page body (not in fenced code)."""
-    if "#" not in body:
+    if _HASH_WORD_RE.search(body) is None:  # most "#" are headings ("# Title")
         return []
     if "```" in body:
         body = _FENCE_RE.sub("", body)
@@ -666,6 +735,7 @@ class PageTokenizer(analysis.Tokenizer):
                 token.text = piece.term
                 token.boost = 1.0
                 token.stopped = False
+                token.primary = piece.primary  # the fast path keeps positions of primary terms only
                 if keeporiginal:
                     token.original = text[start:end]
                 if positions:
@@ -682,33 +752,74 @@ def query_analyzer(lang: str = "") -> analysis.Analyzer:
 
 
 # ---------------------------------------------------------------------- positions format
+_LITTLE = sys.byteorder == "little"
+# The value of the most common posting, one occurrence at a position under 4096, ready made.
+_ONE_POSITION = [pack_uint(1) + (bytes((1, p)) if p < 256 else b"\x02" + p.to_bytes(2, "little"))
+                 for p in range(4096)]
+_FREQ = [pack_uint(n) for n in range(256)]
+
+
+def _array(code: str, values) -> bytes:
+    packed = array(code, values)
+    if not _LITTLE:
+        packed.byteswap()
+    return packed.tobytes()
+
+
 class PackedPositions(formats.Positions):
-    """Positions packed as bytes: a 4-byte count, then one byte per gap when every gap is
-    under 255 (else a marker and 4 bytes each). Whoosh's own ``Positions`` pickles each
-    posting's list, which costs several times more to build."""
+    """A posting's value: its frequency (4 bytes), then the positions of its primary
+    occurrences as gaps: a width byte (1, 2 or 4) and the gaps, little-endian.
+
+    Whoosh's own ``Positions`` pickles each posting's list, which costs several times
+    more to build. Terms that are never primary (an identifier's whole, a CJK run's
+    single characters) keep only their frequency: phrases never use them.
+    """
+
+    def encode_posting(self, freq: int, positions) -> bytes:
+        count = len(positions)
+        head = _FREQ[freq] if freq < 256 else pack_uint(freq)
+        if count == 1:  # the most common posting: one occurrence
+            at = positions[0]
+            if at < 4096:
+                return _ONE_POSITION[at] if freq == 1 else head + _ONE_POSITION[at][4:]
+            return head + (b"\x02" + at.to_bytes(2, "little") if at < 65536 else b"\x04" + at.to_bytes(4, "little"))
+        if not count:
+            return head
+        deltas = list(map(sub, positions, [0, *positions[:-1]])) if count > 1 else positions
+        top = max(deltas)
+        if top < 256:
+            return head + b"\x01" + bytes(deltas)
+        if top < 65536:
+            return head + b"\x02" + _array("H", deltas)
+        return head + b"\x04" + _array("I", deltas)
 
     def encode(self, poslist) -> bytes:
-        deltas = [b - a for a, b in zip([0, *poslist], poslist)]
-        try:
-            return pack_uint(len(deltas)) + bytes(deltas)
-        except ValueError:
-            return pack_uint(len(deltas)) + b"\xff" + struct.pack(f">{len(deltas)}I", *deltas)
+        return self.encode_posting(len(poslist), list(poslist))
 
     def decode_positions(self, valuestring: bytes) -> list[int]:
-        count = unpack_uint(valuestring[:4])[0]
         body = valuestring[4:]
-        if len(body) == count:
-            deltas = list(body)
+        if not body:
+            return []
+        width = body[0]
+        if width == 1:
+            deltas = list(body[1:])
         else:
-            deltas = list(struct.unpack(f">{count}I", body[1:]))
+            packed = array("H" if width == 2 else "I")
+            packed.frombytes(body[1:])
+            if not _LITTLE:
+                packed.byteswap()
+            deltas = packed.tolist()
         return list(accumulate(deltas))
 
     def decode_frequency(self, valuestring: bytes) -> int:
         return unpack_uint(valuestring[:4])[0]
 
     def word_values(self, value, analyzer, **kwargs):
-        for term, positions in term_positions(value).items():
-            yield term.decode("utf-8"), len(positions), len(positions) * self.field_boost, self.encode(positions)
+        positions, counts = term_positions(value)
+        for term in positions.keys() | counts.keys():
+            found = positions.get(term, [])
+            freq = len(found) + counts.get(term, 0)
+            yield term.decode("utf-8"), freq, freq * self.field_boost, self.encode_posting(freq, found)
 
 
 _PACKED = [pack_uint(n) for n in range(256)]
@@ -736,9 +847,17 @@ class PageText(fields.TEXT):
     def postings(self, value):
         """(term bytes, count, value bytes) of a value: what the index stores per term."""
         if self.positions:
-            encode = self.format.encode
-            for term, positions in term_positions(value).items():
-                yield term, len(positions), encode(positions)
+            encode = self.format.encode_posting
+            positions, counts = term_positions(value)
+            if counts:
+                for term, found in positions.items():
+                    count = len(found) + counts.pop(term, 0)
+                    yield term, count, encode(count, found)
+                for term, count in counts.items():
+                    yield term, count, encode(count, ())
+            else:
+                for term, found in positions.items():
+                    yield term, len(found), encode(len(found), found)
         else:
             for term, count in term_counts(value).items():
                 yield term, count, packed_count(count)

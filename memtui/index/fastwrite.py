@@ -29,13 +29,17 @@ from __future__ import annotations
 
 from array import array
 
+from pickle import dumps
+
 from whoosh.codec.whoosh3 import W3TermInfo
 from whoosh.system import pack_ushort
+from whoosh.util.numeric import length_to_byte
 from whoosh.writing import SegmentWriter
 
 from memtui.index.analysis import PageText
 
 INLINE_LIMIT = 4
+_TERMINFO = W3TermInfo._struct
 
 
 class GroupedPostingPool:
@@ -215,12 +219,16 @@ def _write_inlined(writer, btext: bytes, postings: list[tuple[int, float, bytes]
     The statistics are the ones a posting block would give: weights as 32-bit
     floats, min/max over the non-zero field lengths.
     """
-    ids = [p[0] for p in postings]
-    weights = array("f", [p[1] for p in postings])
+    ids = tuple([p[0] for p in postings])
+    weights = tuple(array("f", [p[1] for p in postings]))
     sizes = [lengths[d] for d in ids if lengths[d]] if lengths is not None else []
-    terminfo = W3TermInfo(
-        sum(weights), len(ids), min(sizes) if sizes else None, max(sizes) if sizes else 0, max(weights), ids[0], ids[-1]
+    # W3TermInfo(...).to_bytes() for an inlined posting list, without the object: this runs
+    # once per rare term, and CJK bigrams make many rare terms. The header is the same
+    # struct; then, pickled, one value per posting (b"" for formats without values) so
+    # merges see every posting.
+    header = _TERMINFO.pack(
+        1, sum(weights), len(ids), length_to_byte(min(sizes)) if sizes else 0,
+        length_to_byte(max(sizes) if sizes else 0), max(weights), ids[0], ids[-1],
     )
-    # One value per posting (b"" for formats without values) so merges see every posting.
-    terminfo._inlined = (tuple(ids), tuple(weights), tuple(p[2] for p in postings))
-    writer._tindex.add(pack_ushort(writer._fieldid) + btext, terminfo.to_bytes())
+    inlined = (ids, weights, tuple([p[2] for p in postings]))
+    writer._tindex.add(pack_ushort(writer._fieldid) + btext, header + dumps(inlined, 2))

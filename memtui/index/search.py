@@ -60,6 +60,7 @@ from memtui.index.analysis import (
     CHUNK_RE,
     CJK_RE,
     MIN_WORD,
+    NON_CJK_RE,
     QUERY_FIELDS,
     STATUS_VALUES,
     TAG_VALUES,
@@ -89,7 +90,7 @@ SUPERSEDED_FACTOR = 0.5
 HEAD_WEIGHT = 0.5  # a page whose title, aliases, name, id or file name hold every query word scores 1.5x
 WHOLE_BOOST = 2.0  # an identifier found whole outranks the same parts found apart
 OR_FACTOR = 0.9  # partial matches: a page holding more of the words scores higher (Whoosh's coordination)
-RUN_BONUS = 0.5  # a CJK run found exactly (as a phrase) scores more than its bigrams scattered
+RUN_BONUS = 0.5  # a page holding a query's CJK run exactly (its bigrams in order) scores up to 1.5x
 EXTRA_CANDIDATES = 20  # candidates beyond the limit that are re-ranked
 SNIPPET_CHARS = 180
 SNIPPET_READ_BYTES = 256 * 1024  # snippets come from the first 256 KB of a page
@@ -123,6 +124,7 @@ class ParsedQuery:
     terms: set[str] = field(default_factory=set)  # index terms to highlight
     prefixes: list[str] = field(default_factory=list)  # word* patterns to highlight
     finder: re.Pattern | None = None  # finds candidate snippet lines (in find_fold text)
+    runs: list[list[str]] = field(default_factory=list)  # CJK runs (their bigrams) a page gains by holding in order
 
 
 # ---------------------------------------------------------------------- languages of an index
@@ -200,7 +202,7 @@ class QueryBuilder:
         self.fieldname = fieldname
         self.langs = tuple(dict.fromkeys(("", *langs)))
         self.positions = positions
-        self.bonus: list[wq.Query] = []
+        self.runs: list[list[str]] = []  # the bigrams of each CJK run: found in this order, a page ranks higher
 
     def word(self, raw: str, boost: float = 1.0) -> list[Unit]:
         """Units for one whitespace-free query word."""
@@ -243,12 +245,17 @@ class QueryBuilder:
     def _cjk(self, run: str, boost: float) -> list[Unit]:
         units: list[Unit] = []
         for word in _split_cjk(run):
+            if len(word) == 1:
+                # One character: the terms starting with it (each character of a page's run
+                # starts a bigram, or ends the run and is indexed on its own).
+                units.append(Unit(CharPrefix(self.fieldname, word, boost=boost), frozenset([word])))
+                continue
             pieces = chunk_pieces(word, "")[0]
             primary = [p.term for p in pieces if p.primary]
             for term in dict.fromkeys(primary):
                 units.append(Unit(wq.Term(self.fieldname, term, boost=boost), frozenset([term])))
             if len(primary) > 1 and self.positions:
-                self.bonus.append(wq.Phrase(self.fieldname, primary, boost=RUN_BONUS))
+                self.runs.append(primary)
         return units
 
     def phrase(self, text: str, boost: float = 1.0) -> list[Unit]:
@@ -283,6 +290,14 @@ class QueryBuilder:
             raise QueryError(f"the pattern {text} is too short",
                              f"put at least {MIN_TEXT_PREFIX} letters before the wildcard")
         return wq.Wildcard(self.fieldname, folded, boost=boost)
+
+
+class CharPrefix(wq.Prefix):
+    """The terms starting with one CJK character: not limited by ``MAX_EXPANSION`` (a
+    character may start many bigrams), scored as one (a merged document list)."""
+
+    def __init__(self, fieldname: str, text: str, boost: float = 1.0) -> None:
+        super().__init__(fieldname, text, boost=boost, constantscore=True)
 
 
 class Units(wq.And):
@@ -467,12 +482,12 @@ def _all_units(q: wq.Query) -> list[Unit]:
     return out
 
 
-def _plain_query(text: str, schema, langs: Sequence[str]) -> tuple[list[Unit], list[wq.Query]]:
+def _plain_query(text: str, schema, langs: Sequence[str]) -> tuple[list[Unit], list[list[str]]]:
     builder = QueryBuilder("text", langs, bool(getattr(schema["text"], "positions", False)))
     units: list[Unit] = []
     for token in _PLAIN_TOKEN_RE.findall(text):
         units.extend(builder.word(token))
-    return units, builder.bonus
+    return units, builder.runs
 
 
 def _structure(parsed: wq.Query) -> tuple[list[Unit], list[wq.Query]]:
@@ -513,7 +528,7 @@ def parse_query(text: str, schema, *, plain: bool = False, langs: Sequence[str] 
     """
     text = (text or "").strip()
     if plain:
-        units, bonus = _plain_query(text[: MAX_QUERY_CHARS * 2], schema, langs)
+        units, runs = _plain_query(text[: MAX_QUERY_CHARS * 2], schema, langs)
         conditions: list[wq.Query] = []
         if not units:
             return None
@@ -529,15 +544,15 @@ def parse_query(text: str, schema, *, plain: bool = False, langs: Sequence[str] 
         except Exception as exc:  # noqa: BLE001 - Whoosh's parser is lenient; anything it raises is the query's
             raise QueryError(f"cannot read the query: {exc}", "check quotes, parentheses and filters") from None
         units, conditions = _structure(tree)
-        bonus = [b for builder in parser.builders.values() for b in builder.bonus]
+        runs = parser.builders["text"].runs if "text" in parser.builders else []
     if len(units) + len(conditions) > MAX_TERMS:
         raise QueryError(
             f"the query has {len(units) + len(conditions)} parts", f"use fewer than {MAX_TERMS} words and filters"
         )
-    return _assemble(text, units, conditions, bonus, schema)
+    return _assemble(text, units, conditions, runs, schema)
 
 
-def _assemble(text, units: list[Unit], conditions: list[wq.Query], bonus: list[wq.Query], schema) -> ParsedQuery:
+def _assemble(text, units: list[Unit], conditions: list[wq.Query], runs: list[list[str]], schema) -> ParsedQuery:
     def clean(q: wq.Query) -> wq.Query:
         q = _strip(q)
         positions = {name: bool(getattr(schema[name], "positions", False)) for name in TEXT_FIELDS if name in schema}
@@ -547,18 +562,16 @@ def _assemble(text, units: list[Unit], conditions: list[wq.Query], bonus: list[w
 
     required = [u.query for u in units] + conditions
     full: wq.Query = clean(wq.And(required)) if required else wq.NullQuery
-    if bonus and units:
-        full = wq.AndMaybe(full, clean(wq.Or(bonus)))
     partial = None
     if len(units) > 1:
         partial = clean(wq.And([wq.Or([u.query for u in units], scale=OR_FACTOR), *conditions]))
-        if bonus:
-            partial = wq.AndMaybe(partial, clean(wq.Or(bonus)))
-    result = ParsedQuery(text, full, partial, units)
+    result = ParsedQuery(text, full, partial, units, runs=[run for run in runs if len(run) > 1])
     for unit in units:
         result.terms.update(unit.terms)
     for leaf in _leaves(full):
         name = getattr(leaf, "fieldname", None)
+        if isinstance(leaf, CharPrefix):
+            continue
         if isinstance(leaf, (wq.Prefix, wq.Wildcard)):
             if name in TEXT_FIELDS and isinstance(leaf, wq.Prefix):
                 result.prefixes.append(leaf.text)
@@ -583,6 +596,8 @@ def _leaves(q: wq.Query):
 def check_expansion(parsed: ParsedQuery, reader) -> None:
     """Refuse a pattern that matches so many words the search would crawl."""
     for leaf in _leaves(parsed.query):
+        if isinstance(leaf, CharPrefix):
+            continue
         if isinstance(leaf, (wq.Prefix, wq.Wildcard, wq.TermRange)) and leaf.field() in TEXT_FIELDS:
             try:
                 found = sum(1 for _ in islice(leaf._btexts(reader), MAX_EXPANSION + 1))
@@ -603,6 +618,7 @@ class Candidate:
     stored: dict
     record: PageRecord
     full: bool = True  # holds every query word
+    docnum: int = -1
 
 
 def order_candidates(candidates: list[Candidate]) -> list[Candidate]:
@@ -655,6 +671,42 @@ def _head_share(parsed: ParsedQuery, stored: dict) -> float:
     return sum(1 for unit in parsed.units if unit.terms & names) / len(parsed.units)
 
 
+def _holds_run(matchers, docnum: int) -> bool:
+    """Do the posting lists (one per bigram, in order) show the bigrams at consecutive positions?"""
+    positions: list[set[int]] = []
+    for matcher in matchers:
+        if matcher.is_active() and matcher.id() < docnum:
+            matcher.skip_to(docnum)
+        if not matcher.is_active() or matcher.id() != docnum:
+            return False
+        positions.append(set(matcher.value_as("positions")))
+    first, rest = positions[0], positions[1:]
+    return any(all(start + step in later for step, later in enumerate(rest, start=1)) for start in first)
+
+
+def _rank_runs(searcher, parsed: ParsedQuery, candidates: list[Candidate]) -> None:
+    """Raise the candidates holding a query's CJK runs exactly (read from word positions:
+    only for these pages, which is much cheaper than a phrase query over the whole index)."""
+    if not parsed.runs or not candidates:
+        return
+    reader = searcher.reader()
+    text_field = searcher.schema["text"] if "text" in searcher.schema else None
+    if not getattr(text_field, "positions", False):
+        return
+    held = {cand.docnum: 0 for cand in candidates}
+    for run in parsed.runs:
+        try:
+            matchers = [reader.postings("text", term) for term in run]
+        except Exception:  # noqa: BLE001 - a bigram no page has (TermNotFound): nobody holds the run
+            continue
+        for docnum in sorted(held):
+            if _holds_run(matchers, docnum):
+                held[docnum] += 1
+    for cand in candidates:
+        if held[cand.docnum]:
+            cand.score *= 1.0 + RUN_BONUS * held[cand.docnum] / len(parsed.runs)
+
+
 def run_search(searcher, parsed: ParsedQuery, *, limit: int, root: Path) -> SearchResults:
     """Search, rank and cut snippets. Whoosh errors propagate (the caller treats them as damage)."""
     check_expansion(parsed, searcher.reader())
@@ -679,9 +731,10 @@ def run_search(searcher, parsed: ParsedQuery, *, limit: int, root: Path) -> Sear
             score = float(hit.score or 0.0) * (1.0 + HEAD_WEIGHT * _head_share(parsed, stored))
             if record.status != "current":
                 score *= SUPERSEDED_FACTOR
-            candidates.append(Candidate(path, score, stored, record, full))
+            candidates.append(Candidate(path, score, stored, record, full, hit.docnum))
         if stopped:
             break
+    _rank_runs(searcher, parsed, candidates)
     out = SearchResults()
     out.timed_out = timed_out
     for cand in order_candidates(candidates)[:limit]:
@@ -708,14 +761,33 @@ def _matching(term: str, parsed: ParsedQuery) -> bool:
     return term in parsed.terms or any(term.startswith(p) for p in parsed.prefixes)
 
 
+def _cjk_terms(parsed: ParsedQuery) -> list[str]:
+    return [term for term in parsed.terms if CJK_RE.fullmatch(term)]
+
+
+def _found(norm: str, parsed: ParsedQuery, lang: str):
+    """(start, end, term) of query terms in normalised text. A CJK term is a bigram or a
+    character, so it is where that text is; other words are analysed chunk by chunk."""
+    for term in _cjk_terms(parsed):
+        at = norm.find(term)
+        while at >= 0:
+            yield at, at + len(term), term
+            at = norm.find(term, at + 1)
+    for run in NON_CJK_RE.finditer(norm) if CJK_RE.search(norm) else [None]:
+        base, text = (run.start(), run.group(0)) if run is not None else (0, norm)
+        for match in CHUNK_RE.finditer(text):
+            for piece in chunk_pieces(match.group(0), lang)[0]:
+                if _matching(piece.term, parsed):
+                    yield base + match.start() + piece.start, base + match.start() + piece.end, piece.term
+
+
 def _spans(text: str, parsed: ParsedQuery, lang: str = "") -> list[tuple[int, int]]:
     """Character spans of ``text`` (as written) holding query words."""
     spans: list[tuple[int, int]] = []
     for match in CHUNK_RE.finditer(text):
         raw = match.group(0)
         norm = normalize(raw)
-        found, _ = pieces_of(norm, lang)
-        hits = [(start, end) for _, start, end, piece in found if _matching(piece.term, parsed)]
+        hits = [(start, end) for start, end, _ in _found(norm, parsed, lang)]
         if not hits:
             continue
         if len(norm) != len(raw):
@@ -747,8 +819,7 @@ def _prefilter(parsed: ParsedQuery) -> re.Pattern | None:
 
 
 def _line_score(line: str, parsed: ParsedQuery, lang: str) -> float:
-    found, _ = pieces_of(normalize(line), lang)
-    terms = {piece.term for _, _, _, piece in found}
+    terms = {term for _, _, term in _found(normalize(line), parsed, lang)}
     score = sum(1 for unit in parsed.units if unit.terms & terms)
     score += sum(1 for p in parsed.prefixes if any(t.startswith(p) for t in terms))
     return score - (0.5 if line.lstrip().startswith("#") else 0.0)
