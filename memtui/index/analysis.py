@@ -746,6 +746,19 @@ class PageTokenizer(analysis.Tokenizer):
             pos = end_pos
 
 
+class QueryStemFilter(analysis.Filter):
+    """Kept so that an index built by the previous recipe (schema 3) still opens: the golden
+    gate may keep serving it while a rebuilt one fails golden.yaml. Nothing new uses it."""
+
+    is_morph = True
+
+    def __call__(self, tokens):
+        for token in tokens:
+            if not token.stopped:
+                token.text = stem(token.text)
+            yield token
+
+
 def query_analyzer(lang: str = "") -> analysis.Analyzer:
     """The Whoosh analyzer of the text fields (what Whoosh's own code paths would use)."""
     return analysis.CompositeAnalyzer(PageTokenizer(lang))

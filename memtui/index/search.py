@@ -833,7 +833,10 @@ def _best_line(body: str, parsed: ParsedQuery, lang: str = "") -> str:
     finder = parsed.finder
     if finder is None:
         return ""
-    folded = find_fold(body)
+    if parsed.terms and all(CJK_RE.fullmatch(t) for t in parsed.terms) and not parsed.prefixes:
+        folded = body  # CJK terms are found as written (NFKC aside); folding a long page costs
+    else:
+        folded = body.lower() if body.isascii() else find_fold(body)
     starts: dict[int, None] = {}
     for found, match in enumerate(finder.finditer(folded)):
         if found > 400 or len(starts) >= 60:
