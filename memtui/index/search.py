@@ -41,6 +41,7 @@ from __future__ import annotations
 import os
 import re
 import threading
+import time
 import weakref
 from collections import OrderedDict
 from collections.abc import Sequence
@@ -60,11 +61,11 @@ from memtui.index.analysis import (
     CHUNK_RE,
     CJK_RE,
     MIN_WORD,
-    NON_CJK_RE,
     QUERY_FIELDS,
     STATUS_VALUES,
     TAG_VALUES,
     TEXT_FIELDS,
+    WORD_CHAR_RE,
     chunk_parts,
     chunk_pieces,
     find_fold,
@@ -651,8 +652,35 @@ def order_candidates(candidates: list[Candidate]) -> list[Candidate]:
     return ordered
 
 
-def _collect(searcher, query: wq.Query, wanted: int):
-    collector = TimeLimitCollector(searcher.collector(limit=wanted), timelimit=TIME_LIMIT, use_alarm=False)
+class DeadlineCollector(TimeLimitCollector):
+    """Whoosh's time limit without a timer thread per search (two searches a query made
+    two threads): the clock is read before each segment and every 64 documents."""
+
+    def __init__(self, child, deadline: float) -> None:
+        super().__init__(child, timelimit=0.0, use_alarm=False)
+        self.deadline = deadline
+
+    def prepare(self, top_searcher, q, context) -> None:
+        self.child.prepare(top_searcher, q, context)
+        self.timedout = False
+
+    def collect_matches(self) -> None:
+        child, deadline, clock = self.child, self.deadline, time.monotonic
+        if clock() >= deadline:
+            self.timedout = True
+            raise TimeLimit
+        for number, sub_docnum in enumerate(child.matches(), start=1):
+            child.collect(sub_docnum)
+            if not number & 63 and clock() >= deadline:
+                self.timedout = True
+                raise TimeLimit
+
+    def finish(self) -> None:
+        self.child.finish()
+
+
+def _collect(searcher, query: wq.Query, wanted: int, deadline: float):
+    collector = DeadlineCollector(searcher.collector(limit=wanted), deadline)
     timed_out = False
     try:
         searcher.search_with_collector(query, collector)
@@ -714,10 +742,11 @@ def run_search(searcher, parsed: ParsedQuery, *, limit: int, root: Path) -> Sear
     candidates: list[Candidate] = []
     seen: set[str] = set()
     timed_out = False
+    deadline = time.monotonic() + TIME_LIMIT
     for query, full in ((parsed.query, True), (parsed.partial, False)):
         if query is None or (not full and len(candidates) >= limit):
             continue
-        results, stopped = _collect(searcher, query, wanted + len(candidates))
+        results, stopped = _collect(searcher, query, wanted + len(candidates), deadline)
         timed_out = timed_out or stopped
         for hit in results:
             stored = hit.fields()
@@ -761,41 +790,65 @@ def _matching(term: str, parsed: ParsedQuery) -> bool:
     return term in parsed.terms or any(term.startswith(p) for p in parsed.prefixes)
 
 
-def _cjk_terms(parsed: ParsedQuery) -> list[str]:
-    return [term for term in parsed.terms if CJK_RE.fullmatch(term)]
+def _folded(text: str, parsed: ParsedQuery) -> str:
+    """``text`` as the finder reads it: lower-case, accents folded, same offsets."""
+    if parsed.terms and not parsed.prefixes and all(CJK_RE.fullmatch(t) for t in parsed.terms):
+        return text  # CJK terms are found as written; folding a long page costs
+    return text.lower() if text.isascii() else find_fold(text)
 
 
-def _found(norm: str, parsed: ParsedQuery, lang: str):
-    """(start, end, term) of query terms in normalised text. A CJK term is a bigram or a
-    character, so it is where that text is; other words are analysed chunk by chunk."""
-    for term in _cjk_terms(parsed):
-        at = norm.find(term)
-        while at >= 0:
-            yield at, at + len(term), term
-            at = norm.find(term, at + 1)
-    for run in NON_CJK_RE.finditer(norm) if CJK_RE.search(norm) else [None]:
-        base, text = (run.start(), run.group(0)) if run is not None else (0, norm)
-        for match in CHUNK_RE.finditer(text):
-            for piece in chunk_pieces(match.group(0), lang)[0]:
-                if _matching(piece.term, parsed):
-                    yield base + match.start() + piece.start, base + match.start() + piece.end, piece.term
+def _chunk_start(text: str, at: int) -> int:
+    """Where the chunk holding ``text[at]`` starts (a word, or words joined by - . @ /)."""
+    while at > 0:
+        before = text[at - 1]
+        if WORD_CHAR_RE.match(before):
+            at -= 1
+        elif before in "-.@/" and at > 1 and WORD_CHAR_RE.match(text, at - 2) and WORD_CHAR_RE.match(text, at):
+            at -= 1
+        else:
+            break
+    return at
+
+
+def _hits(text: str, parsed: ParsedQuery, lang: str = "", limit: int = 400):
+    """(start, end, term) of the query's terms in ``text`` (as written).
+
+    The finder points at candidate places; a CJK term is where the finder found it,
+    any other word is the analysis of the chunk the finder landed in.
+    """
+    finder = parsed.finder
+    if finder is None:
+        return
+    seen: set[int] = set()
+    for number, match in enumerate(finder.finditer(_folded(text, parsed))):
+        if number >= limit:
+            break
+        key = match.group(0)
+        if CJK_RE.fullmatch(key):
+            if key in parsed.terms:
+                yield match.start(), match.end(), key
+            continue
+        start = _chunk_start(text, match.start())
+        if start in seen:
+            continue
+        seen.add(start)
+        chunk = CHUNK_RE.match(text, start)
+        if chunk is None:
+            continue
+        raw = chunk.group(0)
+        norm = normalize(raw)
+        for _, piece_start, piece_end, piece in pieces_of(norm, lang)[0]:
+            if _matching(piece.term, parsed):
+                if len(norm) != len(raw):
+                    yield start, chunk.end(), piece.term
+                else:
+                    yield start + piece_start, start + piece_end, piece.term
 
 
 def _spans(text: str, parsed: ParsedQuery, lang: str = "") -> list[tuple[int, int]]:
     """Character spans of ``text`` (as written) holding query words."""
-    spans: list[tuple[int, int]] = []
-    for match in CHUNK_RE.finditer(text):
-        raw = match.group(0)
-        norm = normalize(raw)
-        hits = [(start, end) for start, end, _ in _found(norm, parsed, lang)]
-        if not hits:
-            continue
-        if len(norm) != len(raw):
-            spans.append((match.start(), match.end()))
-        else:
-            spans.extend((match.start() + start, match.start() + end) for start, end in hits)
     merged: list[tuple[int, int]] = []
-    for start, end in sorted(spans):
+    for start, end in sorted({(start, end) for start, end, _ in _hits(text, parsed, lang)}):
         if merged and start <= merged[-1][1]:
             merged[-1] = (merged[-1][0], max(end, merged[-1][1]))
         else:
@@ -818,35 +871,21 @@ def _prefilter(parsed: ParsedQuery) -> re.Pattern | None:
     return re.compile("|".join(re.escape(k) for k in sorted(keys, key=len, reverse=True)))
 
 
-def _line_score(line: str, parsed: ParsedQuery, lang: str) -> float:
-    terms = {term for _, _, term in _found(normalize(line), parsed, lang)}
-    score = sum(1 for unit in parsed.units if unit.terms & terms)
-    score += sum(1 for p in parsed.prefixes if any(t.startswith(p) for t in terms))
-    return score - (0.5 if line.lstrip().startswith("#") else 0.0)
-
-
 def _best_line(body: str, parsed: ParsedQuery, lang: str = "") -> str:
-    """The body line with the most query words (a heading only if nothing better).
+    """The body line with the most distinct query words (a heading only if nothing better).
 
-    Only lines where the prefilter fires are analysed, not every line of the page.
+    Only the places where the prefilter fires are analysed, not every word of the page.
     """
-    finder = parsed.finder
-    if finder is None:
-        return ""
-    if parsed.terms and all(CJK_RE.fullmatch(t) for t in parsed.terms) and not parsed.prefixes:
-        folded = body  # CJK terms are found as written (NFKC aside); folding a long page costs
-    else:
-        folded = body.lower() if body.isascii() else find_fold(body)
-    starts: dict[int, None] = {}
-    for found, match in enumerate(finder.finditer(folded)):
-        if found > 400 or len(starts) >= 60:
-            break
-        starts[body.rfind("\n", 0, match.start()) + 1] = None
+    terms_by_line: dict[int, set[str]] = {}
+    for start, _, term in _hits(body, parsed, lang):
+        terms_by_line.setdefault(body.rfind("\n", 0, start) + 1, set()).add(term)
     best, best_score = "", 0.0
-    for line_start in starts:
+    for line_start, terms in terms_by_line.items():
         end = body.find("\n", line_start)
         raw = body[line_start : end if end >= 0 else len(body)]
-        score = _line_score(raw[:2000], parsed, lang)
+        score = sum(1 for unit in parsed.units if unit.terms & terms)
+        score += sum(1 for p in parsed.prefixes if any(t.startswith(p) for t in terms))
+        score -= 0.5 if raw.lstrip().startswith("#") else 0.0
         if score > best_score:
             best, best_score = _LIST_MARK_RE.sub("", raw).strip(), score
     return best
