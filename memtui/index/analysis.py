@@ -56,7 +56,7 @@ from whoosh.system import pack_uint, unpack_uint
 from memtui import __version__
 
 SCHEMA_VERSION = 4
-ANALYZER_NAME = "nfkc-cjk2-stem/1"  # NFKC, case and accent folding, CJK bigrams, identifiers, stems by language
+ANALYZER_NAME = "nfkc-cjk2-stem/2"  # NFKC, case and accent folding, CJK bigrams, identifiers, stems by language
 # Word positions in the text fields: phrase queries. MEMTUI_INDEX_POSITIONS=0 builds
 # without them (the benchmark measures what they cost); a quoted phrase then means
 # "all of these words".
@@ -116,7 +116,6 @@ _CJK = (
     "\uac00-\ud7af\uf900-\ufaff\U00020000-\U0002ffff"
 )
 CJK_RE = re.compile(f"[{_CJK}]+")
-NON_CJK_RE = re.compile(f"[^{_CJK}]+")
 _KANA_RE = re.compile("[\u3040-\u30ff]")
 _HANGUL_RE = re.compile("[\uac00-\ud7af]")
 
@@ -370,10 +369,6 @@ def word_term(word: str, lang: str = "") -> str | None:
     return fold_accents(_stem_with(stemmer, low) if stemmer else low)
 
 
-def is_stop_word(word: str) -> bool:
-    return normalize(word).casefold().replace("ё", "е") in STOP_WORDS
-
-
 # ---------------------------------------------------------------------- chunks
 class Piece(NamedTuple):
     term: str
@@ -461,11 +456,6 @@ def _analyse_chunk(chunk: str, lang: str) -> tuple[tuple[Piece, ...], int]:
         if len(whole) >= MIN_WORD and not any(p.term == whole for p in pieces):
             pieces.insert(0, Piece(whole, 0, 0, len(chunk), False, "whole"))
     return tuple(pieces), pos
-
-
-def chunks(text: str):
-    """The chunks of normalised ``text`` (a generator of ``re.Match``)."""
-    return CHUNK_RE.finditer(text)
 
 
 # ---------------------------------------------------------------------- the fast indexing path

@@ -10,6 +10,11 @@ graph and trust need, and the page's status. Records are stored inside the
 index (the ``rec`` field), so a warm open compares them with a ``stat`` of the
 folder without reading any page.
 
+What search reads besides title, summary and body (aliases, tags, description,
+Claude Code's ``name``, ``lang``) is read from ``PageInfo.meta`` in one place,
+``search_meta``; the page's language (``analysis.detect_language``) and its
+inline ``#tags`` come from its text.
+
 Statuses come from ``memtui.field.history.History`` run over light page
 summaries made from the records (``compute_statuses``): the same rules the rest
 of memtui uses, without re-parsing page bodies.
