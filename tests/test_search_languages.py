@@ -141,3 +141,9 @@ def test_snippets_show_the_text_as_written(languages) -> None:
     assert [hit.snippet[a:b] for a, b in hit.highlights] == [written]
     hit = languages.search("поисковая")[0]
     assert [hit.snippet[a:b] for a, b in hit.highlights] == ["Поисковая", "поисковой"]
+
+
+def test_a_long_cjk_question_is_read_not_refused(cjk) -> None:
+    question = "请问" + "给飞书机器人发消息之前需要做哪些安全检查和签名配置以及其他准备工作" * 3
+    assert len(question) > 64
+    assert cjk.search(question, plain=True)  # plain words (recall tests, questions): up to the limit

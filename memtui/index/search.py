@@ -533,6 +533,7 @@ def parse_query(text: str, schema, *, plain: bool = False, langs: Sequence[str] 
         conditions: list[wq.Query] = []
         if not units:
             return None
+        units = units[:MAX_TERMS]  # a long question is read as far as the limit, not refused
     else:
         if not text:
             raise QueryError("the query is empty", "type some words, or a filter such as kind:semantic")
