@@ -3,10 +3,13 @@
     python bench/bench.py --sizes 1000 10000          # the figures for the README
     python bench/bench.py --sizes 200 --quick         # a smoke run (seconds)
     python bench/bench.py --sizes 1000 --save         # also write bench/results/<time>.json
+    python bench/bench.py --sizes 1000 --fields cjk   # only the CJK-heavy field
+    python bench/bench.py --sizes 1000 --no-positions # indexes without word positions (their cost)
 
-For each size N the script generates a synthetic field of N pages
-(``bench/synthetic.py``) in a temporary folder and runs every measurement in a
-fresh child process, so each size's peak RSS is its own. Measurements:
+For each size N the script generates synthetic fields of N pages
+(``bench/synthetic.py``): an English one and a CJK-heavy one (Chinese and
+Japanese, ``--fields``), each in a temporary folder, and runs every measurement
+in a fresh child process, so each field's peak RSS is its own. Measurements:
 
 1. full build: ``IndexService.open()`` on an empty index folder (scan, read and
    parse every page, statuses, Whoosh indexing, commit), against SQLite FTS5
@@ -76,6 +79,7 @@ class BenchContext:
     changes: int
     queries: int
     results: dict = field(default_factory=dict)
+    script: str = "latin"  # the synthetic field's text: "latin" (English) or "cjk"
 
 
 Measurement = Callable[[BenchContext], dict]
@@ -197,7 +201,7 @@ def measure_live(ctx: BenchContext) -> dict:
             time.sleep(1.0)
             if count == svc.segment_count() and count <= 2 and svc.state.pending == 0:
                 break
-        queries = query_words()[: ctx.queries]
+        queries = query_words(script=ctx.script)[: ctx.queries]
         for query in queries[:5]:
             svc.search(query, limit=20)
         search_times = []
@@ -273,19 +277,22 @@ def measure_detection(ctx: BenchContext) -> dict:
 
 
 # ---------------------------------------------------------------------- running
-def run_child(size: int, changes: int, queries: int, keep: Path | None) -> dict:
+def run_child(size: int, changes: int, queries: int, keep: Path | None, script: str = "latin") -> dict:
     """Generate the field and run every measurement in this process; return the figures."""
-    work = Path(tempfile.mkdtemp(prefix=f"memtui-bench-{size}-", dir=keep))
+    work = Path(tempfile.mkdtemp(prefix=f"memtui-bench-{size}-{script}-", dir=keep))
     os.environ["XDG_CACHE_HOME"] = str(work / "xdg-cache")
     os.environ["XDG_CONFIG_HOME"] = str(work / "xdg-config")
     try:
         root = work / "field"
         started = time.perf_counter()
-        pages = generate_field(root, size)
+        pages = generate_field(root, size, script=script)
         generated = time.perf_counter() - started
         field_bytes = sum((root / p).stat().st_size for p in pages)
-        ctx = BenchContext(size, root, pages, work, changes, queries)
-        results: dict = {"pages": len(pages), "field_mb": field_bytes / 1e6, "generate_s": generated}
+        ctx = BenchContext(size, root, pages, work, changes, queries, script=script)
+        from memtui.index.analysis import POSITIONS
+
+        results: dict = {"pages": len(pages), "field_mb": field_bytes / 1e6, "generate_s": generated,
+                         "script": script, "positions": POSITIONS}
         for name, fn in MEASUREMENTS:
             ctx.results = results
             try:
@@ -334,30 +341,40 @@ ROWS = [
 ]
 
 
-def print_table(by_size: dict[int, dict]) -> None:
-    sizes = sorted(by_size)
+FIELD_LABEL = {"latin": "", "cjk": " CJK"}
+
+
+def label_of(size: int, script: str) -> str:
+    """The key of a field's figures: "1000" (English), "1000-cjk"."""
+    return str(size) if script == "latin" else f"{size}-{script}"
+
+
+def print_table(runs: list[tuple[int, str, dict]]) -> None:
+    """One column per (size, field script)."""
+    heads = [f"N={size:,}{FIELD_LABEL.get(script, ' ' + script)}" for size, script, _ in runs]
     label_width = max(len(label) for _, label, _, _ in ROWS) + 2
-    header = "metric".ljust(label_width) + "".join(f"N={n:,}".rjust(14) for n in sizes) + "   target"
+    header = "metric".ljust(label_width) + "".join(h.rjust(16) for h in heads) + "   target"
     print(header)
     print("-" * len(header))
-    known = {key for key, _, _, _ in ROWS}
+    known = {key for key, _, _, _ in ROWS} | {"script", "positions"}
     for key, label, fmt, target in ROWS:
-        if not any(key in by_size[n] for n in sizes):
+        if not any(key in figures for _, _, figures in runs):
             continue
         cells = []
-        for n in sizes:
-            value = by_size[n].get(key)
+        for size, _, figures in runs:
+            value = figures.get(key)
             text = "-" if value is None else fmt.format(value)
-            if target and value is not None and not TARGETS[target][1](value, n):
+            if target and value is not None and not TARGETS[target][1](value, size):
                 text += " !"
-            cells.append(text.rjust(14))
+            cells.append(text.rjust(16))
         note = TARGETS[target][0] if target else ""
         print(label.ljust(label_width) + "".join(cells) + ("   " + note if note else ""))
-    extra = sorted({k for n in sizes for k in by_size[n] if k not in known and k != "generate_s"})
+    extra = sorted({k for _, _, figures in runs for k in figures if k not in known and k != "generate_s"})
     for key in extra:
-        cells = "".join(str(by_size[n].get(key, "-"))[:40].rjust(14) for n in sizes)
+        cells = "".join(str(figures.get(key, "-"))[:40].rjust(16) for _, _, figures in runs)
         print(key.ljust(label_width) + cells)
-    print("(! = misses its target)")
+    positions = {figures.get("positions") for _, _, figures in runs}
+    print("(! = misses its target)" + ("" if positions != {False} else "  (built without word positions)"))
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -369,7 +386,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--save", action="store_true", help="write the figures to bench/results/")
     parser.add_argument("--json", metavar="PATH", help="write the figures to this JSON file")
     parser.add_argument("--keep", metavar="DIR", help="generate fields under DIR and keep them")
+    parser.add_argument("--fields", nargs="+", choices=["latin", "cjk"], default=["latin", "cjk"],
+                        help="which synthetic fields: English (latin) and/or CJK-heavy (cjk); default both")
+    parser.add_argument("--no-positions", action="store_true",
+                        help="build indexes without word positions (to measure what phrase search costs)")
     parser.add_argument("--child", type=int, help=argparse.SUPPRESS)
+    parser.add_argument("--script", default="latin", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.quick:
         args.changes = min(args.changes, 5)
@@ -378,28 +400,33 @@ def main(argv: list[str] | None = None) -> int:
     if keep:
         keep.mkdir(parents=True, exist_ok=True)
     if args.child:
-        print(json.dumps(run_child(args.child, args.changes, args.queries, keep)))
+        print(json.dumps(run_child(args.child, args.changes, args.queries, keep, args.script)))
         return 0
-    by_size: dict[int, dict] = {}
+    env = dict(os.environ)
+    if args.no_positions:
+        env["MEMTUI_INDEX_POSITIONS"] = "0"
+    runs: list[tuple[int, str, dict]] = []
     for size in args.sizes:
-        command = [sys.executable, str(Path(__file__).resolve()), "--child", str(size),
-                   "--changes", str(args.changes), "--queries", str(args.queries)]
-        if keep:
-            command += ["--keep", str(keep)]
-        print(f"measuring N={size:,} ...", file=sys.stderr, flush=True)
-        done = subprocess.run(command, capture_output=True, text=True, check=False)
-        if done.returncode != 0:
-            print(done.stderr, file=sys.stderr)
-            return done.returncode
-        by_size[size] = json.loads(done.stdout.strip().splitlines()[-1])
-    print_table(by_size)
+        for script in args.fields:
+            command = [sys.executable, str(Path(__file__).resolve()), "--child", str(size),
+                       "--changes", str(args.changes), "--queries", str(args.queries), "--script", script]
+            if keep:
+                command += ["--keep", str(keep)]
+            print(f"measuring N={size:,} ({script}) ...", file=sys.stderr, flush=True)
+            done = subprocess.run(command, capture_output=True, text=True, check=False, env=env)
+            if done.returncode != 0:
+                print(done.stderr, file=sys.stderr)
+                return done.returncode
+            runs.append((size, script, json.loads(done.stdout.strip().splitlines()[-1])))
+    print_table(runs)
     payload = {
         "when": time.strftime("%Y-%m-%dT%H:%M:%S"),
         "python": sys.version.split()[0],
         "cpus": os.cpu_count(),
         "changes": args.changes,
         "queries": args.queries,
-        "results": {str(n): v for n, v in by_size.items()},
+        "positions": not args.no_positions,
+        "results": {label_of(size, script): figures for size, script, figures in runs},
     }
     targets = []
     if args.save:

@@ -9,7 +9,13 @@ pages quarantined (unreviewed, ``taint: external``, under ``quarantine/``).
 
 Text is drawn from a fixed vocabulary with a Zipf-like distribution, so term
 statistics look like prose rather than uniform noise. Everything is seeded: the
-same ``(n, seed)`` gives the same bytes.
+same ``(n, seed, script)`` gives the same bytes.
+
+``script="cjk"`` writes a CJK-heavy field instead: titles, summaries and claim
+lines in Chinese and Japanese (words of two to four characters from a seeded
+vocabulary of common Han characters, kana words and real domain words, run
+together without spaces, with CJK punctuation), about one word in twelve an
+English word or an identifier, as agent memories in those languages are.
 """
 
 from __future__ import annotations
@@ -26,6 +32,25 @@ DOMAIN = ["api", "shipment", "container", "freight", "carrier", "invoice", "pric
 FIRST = ["Maya", "Dana", "Luis", "Priya", "Tomasz", "Hannah", "Omar", "Ines", "Kenji", "Zara", "Felix", "Ada", "Bruno", "Chloe", "Diego", "Elif"]
 LAST = ["Okafor", "Ruiz", "Carvalho", "Raman", "Wierzbicki", "Lee", "Haddad", "Moreau", "Sato", "Khan", "Weber", "Lovelace", "Costa", "Dubois"]
 SYLLABLES = ["ka", "ri", "to", "ne", "mo", "la", "su", "vi", "pe", "do", "ra", "ze", "li", "an", "or", "el", "us", "im", "ot", "ba", "ku", "fe", "ni", "go"]
+
+# The CJK field: common Han characters for coined words, real domain words in Chinese and
+# Japanese, kana function words, and the Latin words mixed into such text.
+HAN = ("的一是在不了有和人这中大为上个国我以要他时来用们生到作地于出就分对成会可主发年动同工也能下过子说"
+       "产种面而方后多定行学法所民得经十三之进着等部度家电力里如水化高自二理起小物现实加量都两体制机当使点从"
+       "业本去把性好应开它合还因由其些然前外天政四日那社义事平形相全表间样与关各重新线内数正心反你明看原又么"
+       "利比或但质气第向道命此变条只没结解问意建月公无系军很情者最立代想已通并提直题党程展五果料象员革位入常"
+       "文总次品式活设及管特件长求老头基资边流路级少图山统接知较将组见计别她手角期根论运农指几九区强放决西被"
+       "干做必战先回则任取据处队南给色光门即保治北造百规热领七海口东导器压志世金增争济阶油思术极交受联什认六"
+       "共权收证改清己美再采转更单风切打白教速花带安场身车例真务具万每目至达走积示议声报斗完类八离华名确才科"
+       "张信马节话米整空元况今集温传土许步群广石记需段研界拉林律叫且究观越织装影算低持音众书布复容儿须际商非验")
+KANA = ["です", "ます", "した", "する", "ない", "ある", "いる", "から", "まで", "など", "について", "として", "による", "ための"]
+CJK_DOMAIN = ["物流", "集装箱", "运输", "港口", "安全检查", "部署", "数据库", "迁移", "飞书", "机器人", "消息", "推送",
+              "客户", "合同", "价格", "发布", "预发环境", "监控", "告警", "记忆", "决策", "会议", "周报", "偏好",
+              "コンテナ", "ボリューム", "保存場所", "通関", "書類", "デプロイ", "データベース", "検索", "設定", "手順"]
+LATIN_MIX = ["API", "Harbor", "Postgres", "webhook", "SLA", "deploy", "staging", "harbor_sync.py", "retryWithJitter",
+             "PR-447", "v1.4", "EDI 214", "Feishu", "OpenClaw"]
+CJK_FIRST = ["王", "李", "张", "刘", "陈", "杨", "佐藤", "鈴木", "高橋", "田中"]
+CJK_LAST = ["芳", "伟", "娜", "敏", "静", "强", "健", "美咲", "翔太", "陽菜"]
 
 TAGS = ("stated", "observed", "inferred", "suggested")
 TAG_WEIGHTS = (5, 4, 2, 1)
@@ -53,23 +78,34 @@ def _coined_words(rng: random.Random, count: int) -> list[str]:
     return sorted(words)
 
 
+def _coined_cjk_words(rng: random.Random, count: int) -> list[str]:
+    words: set[str] = set()
+    while len(words) < count:
+        words.add("".join(rng.choice(HAN) for _ in range(rng.choice((2, 2, 2, 3, 4)))))
+    return sorted(words)
+
+
 @dataclass
 class Vocabulary:
     words: list[str]
     cum_weights: list[float]
+    cjk: bool = False
 
     @classmethod
-    def build(cls, rng: random.Random) -> Vocabulary:
-        words = list(dict.fromkeys(COMMON + DOMAIN + _coined_words(rng, 4000)))
+    def build(cls, rng: random.Random, script: str = "latin") -> Vocabulary:
+        cjk = script == "cjk"
+        common = KANA if cjk else COMMON
+        coined = _coined_cjk_words(rng, 4000) if cjk else _coined_words(rng, 4000)
+        words = list(dict.fromkeys(common + (CJK_DOMAIN if cjk else DOMAIN) + coined))
         rng.shuffle(words)
         # Zipf: weight 1/rank, but keep the very common words near the top.
-        ordered = COMMON + [w for w in words if w not in set(COMMON)]
+        ordered = common + [w for w in words if w not in set(common)]
         cum: list[float] = []
         total = 0.0
         for rank in range(1, len(ordered) + 1):
             total += 1.0 / rank
             cum.append(total)
-        return cls(ordered, cum)
+        return cls(ordered, cum, cjk)
 
     def sample(self, rng: random.Random, k: int) -> list[str]:
         return rng.choices(self.words, cum_weights=self.cum_weights, k=k)
@@ -77,11 +113,23 @@ class Vocabulary:
 
 def _sentence(rng: random.Random, vocab: Vocabulary, low: int = 6, high: int = 16) -> str:
     words = vocab.sample(rng, rng.randint(low, high))
+    if vocab.cjk:
+        # Words run together; now and then a comma, an English word or an identifier.
+        out = []
+        for word in words:
+            if rng.random() < 0.08:
+                out.append(f" {rng.choice(LATIN_MIX)} ")
+            out.append(word)
+            if rng.random() < 0.12:
+                out.append("，")
+        return "".join(out).strip("，").strip()
     words[0] = words[0].capitalize()
     return " ".join(words)
 
 
-def _person(rng: random.Random) -> str:
+def _person(rng: random.Random, cjk: bool = False) -> str:
+    if cjk:
+        return f"{rng.choice(CJK_FIRST)}{rng.choice(CJK_LAST)}"
     return f"{rng.choice(FIRST)} {rng.choice(LAST)}"
 
 
@@ -124,7 +172,8 @@ def _plan(n: int, rng: random.Random, vocab: Vocabulary) -> list[PagePlan]:
                         PagePlan(
                             rel=f"{sub}/{topic}-v{version + 1}-{serial}.md",
                             ident=ident,
-                            title=f"Decision on {topic.replace('-', ' ')} (version {version + 1})",
+                            title=(f"关于{topic.replace('-', '')}的决定（第{version + 1}版）" if vocab.cjk
+                                   else f"Decision on {topic.replace('-', ' ')} (version {version + 1})"),
                             subject=subject,
                             kind="semantic",
                             folder=folder,
@@ -140,7 +189,8 @@ def _plan(n: int, rng: random.Random, vocab: Vocabulary) -> list[PagePlan]:
                 PagePlan(
                     rel=f"{sub}/{topic}-{serial}.md",
                     ident=f"mem_{serial:06x}",
-                    title=(_person(rng) if folder == "people" else topic.replace("-", " ").title()),
+                    title=(_person(rng, vocab.cjk) if folder == "people"
+                           else topic.replace("-", "") if vocab.cjk else topic.replace("-", " ").title()),
                     subject=f"{folder.split('/')[-1]}/{topic}",
                     kind=rng.choice(KINDS),
                     folder=folder,
@@ -184,15 +234,15 @@ def render_page(plan: PagePlan, rng: random.Random, vocab: Vocabulary, titles: l
         if rng.random() < 0.2:
             text += " [cite:1]"
         tag = rng.choices(TAGS, weights=TAG_WEIGHTS)[0]
-        lines.append(f"- {text}. [{tag}]")
+        lines.append(f"- {text}{'。' if vocab.cjk else '.'} [{tag}]")
     lines.append("")
     return "\n".join(lines)
 
 
-def generate_field(root: Path, n: int, *, seed: int = 7) -> list[str]:
-    """Write ``n`` pages under ``root``; return their relative paths."""
+def generate_field(root: Path, n: int, *, seed: int = 7, script: str = "latin") -> list[str]:
+    """Write ``n`` pages under ``root`` (``script``: "latin" or "cjk"); return their relative paths."""
     rng = random.Random(seed)
-    vocab = Vocabulary.build(rng)
+    vocab = Vocabulary.build(rng, script)
     plans = _plan(n, rng, vocab)
     titles = [p.title for p in plans[: min(len(plans), 500)]]
     (root / "MEMORY.md").parent.mkdir(parents=True, exist_ok=True)
@@ -212,13 +262,14 @@ def rewrite_page(root: Path, rel: str, marker: str) -> None:
     os.replace(tmp, target)
 
 
-def query_words(seed: int = 11) -> list[str]:
-    """Plausible one- to three-word queries over the synthetic vocabulary."""
+def query_words(seed: int = 11, script: str = "latin") -> list[str]:
+    """Plausible one- to three-word queries over the synthetic vocabulary (of ``script``)."""
     rng = random.Random(seed)
-    vocab = Vocabulary.build(random.Random(7))
+    vocab = Vocabulary.build(random.Random(7), script)
+    common = KANA if vocab.cjk else COMMON
     queries = []
     for i in range(200):
         k = 1 + i % 3
-        words = [w for w in vocab.sample(rng, k * 3) if w not in COMMON][:k] or ["shipment"]
+        words = [w for w in vocab.sample(rng, k * 3) if w not in common][:k] or [vocab.words[-1]]
         queries.append(" ".join(words))
     return queries

@@ -19,7 +19,9 @@ def test_bench_runs_at_a_small_size(tmp_path: Path) -> None:
     for label in ("full build, Whoosh", "SQLite FTS5", "build ratio", "warm open", "change latency p95",
                   "search latency p95", "peak RSS"):
         assert label in done.stdout
+    assert "N=60 CJK" in done.stdout  # the CJK-heavy field is the second column
     data = json.loads(out.read_text())
-    figures = data["results"]["60"]
-    assert figures["pages"] == 60 and figures["change_misses"] == 0
-    assert not [key for key in figures if key.startswith("error")]
+    for label, script in (("60", "latin"), ("60-cjk", "cjk")):
+        figures = data["results"][label]
+        assert figures["pages"] == 60 and figures["change_misses"] == 0 and figures["script"] == script
+        assert not [key for key in figures if key.startswith("error")]

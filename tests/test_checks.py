@@ -582,7 +582,7 @@ def test_sample_field_reports_nothing_outside_the_list(sample_findings):
 
 def test_sample_field_severity_summary(sample_findings):
     found, _ = sample_findings
-    summary = summarise(found, 65)
+    summary = summarise(found, 73)
     assert summary["errors"] == sum(1 for f in found if f.severity == ERROR)
     assert summary["by_rule"]["untagged-claim"] == 3
     assert summary["info"] == 0

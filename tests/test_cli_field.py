@@ -38,7 +38,7 @@ def test_check_json_on_the_sample_field(sample_field, capsys):
     api = run_checks(Field.load(sample_field, use_cache=False))
     assert data["findings"] == [f.to_json() for f in api]
     summary = data["summary"]
-    assert summary["pages"] == 65
+    assert summary["pages"] == 73
     assert summary["errors"] == sum(1 for f in api if f.severity == "error") > 0
     assert summary["warnings"] == sum(1 for f in api if f.severity == "warning")
     assert sum(summary["by_rule"].values()) == len(api)
@@ -50,7 +50,7 @@ def test_check_output_is_inert(sample_field, capsys):
     for hostile in ("\x1b", "\x07", "\u202e", "\u200b"):
         assert hostile not in out
     assert "␛" in out and "⟨RLO⟩" in out  # shown as visible placeholders
-    assert "65 pages, " in out and " errors, " in out
+    assert "73 pages, " in out and " errors, " in out
     code, raw, _ = run_cli(["check", sample_field, "--json"], capsys)
     assert raw.isascii()
 

@@ -1,25 +1,39 @@
-"""The index's text analysis and its fast Whoosh writer agree with Whoosh's own paths."""
+"""The index's text analysis and its fast Whoosh writer agree with Whoosh's own paths,
+and the query side analyses a word exactly as the page side does."""
 
 from __future__ import annotations
 
 import random
-from collections import Counter
+import unicodedata
+from collections import Counter, defaultdict
 
+import pytest
 from whoosh import fields, index
 from whoosh.qparser import QueryParser
+from whoosh.query import And, Phrase
 from whoosh.writing import SegmentWriter
 
 from memtui.index.analysis import (
     ExactField,
+    PackedPositions,
     PageText,
+    PageTextValue,
     WordSet,
     build_schema,
     codec,
+    detect_language,
     index_terms,
+    inline_tags,
+    language_code,
+    normalize_tag,
     prefix_of,
     query_analyzer,
+    tag_terms,
+    term_counts,
+    term_positions,
 )
 from memtui.index.fastwrite import INLINE_LIMIT, FastSegmentWriter
+from memtui.index.search import CharPrefix, QueryBuilder, parse_query
 
 SAMPLES = [
     "Public API decisions: REST, GraphQL and tRPC were decided in 2026.",
@@ -29,36 +43,154 @@ SAMPLES = [
     "tabs\tand\r\nCRLF lines\u00a0with\u2009odd spaces; hyphen-ated and dot.ted.words",
     "",
     "x" * 60 + " long-word-" + "y" * 45 + " ok",
+    "给飞书机器人发消息之前，先做安全检查。Deploy 到 staging。",
+    "ボリュームの保存場所は /var/lib/docker です。ｶﾀｶﾅ and ＡＢＣ full width.",
+    "검색엔진을 사용합니다. 猫",
+    "Поисковая система, поисковой системы; ёлка и Ёж — безопасность.",
+    "erbing_brain_api.py retryWithJitter XMLHttpRequest file-name.md v1.2.3 maya@harbor.io INC-0042 tRPC iPhone",
+    unicodedata.normalize("NFD", "café crème brûlée, Ελληνικά τόνοι, हिन्दी शब्द"),
 ]
+LANGS = ["", "en", "de", "fr", "ru", "uk", "zh", "ja"]
+ALPHABET = "abcdeéÄßİı _-.,:;!?'\"\n\t0123456789QWERTY/@#飞书安全检查ボリュームの検索엔진поиск\u0301"
 
 
-def _query_terms(text: str) -> Counter:
-    return Counter(token.text for token in query_analyzer()(text))
+def _random_samples(count: int, seed: int) -> list[str]:
+    rng = random.Random(seed)
+    return ["".join(rng.choice(ALPHABET) for _ in range(rng.randint(0, 200))) for _ in range(count)]
 
 
-def test_index_terms_match_the_query_analyzer() -> None:
-    rng = random.Random(3)
-    alphabet = "abcdeéÄßİı _-.,:;!?'\"\n\t0123456789QWERTY"
-    samples = list(SAMPLES) + ["".join(rng.choice(alphabet) for _ in range(200)) for _ in range(200)]
-    for text in samples:
-        assert index_terms(text) == _query_terms(text), text
+def _tokens(text, lang: str = "") -> list[tuple[str, int]]:
+    # Whoosh tokenizers reuse one Token object: read each as it comes.
+    return [(t.text, t.pos) for t in query_analyzer(lang)(text, positions=True)]
+
+
+@pytest.mark.parametrize("lang", LANGS)
+def test_index_terms_match_the_query_analyzer(lang: str) -> None:
+    for text in SAMPLES + _random_samples(150, 3):
+        assert index_terms(text, lang) == Counter(term for term, _ in _tokens(text, lang)), text
+
+
+@pytest.mark.parametrize("lang", LANGS)
+def test_positions_match_the_query_analyzer(lang: str) -> None:
+    for text in SAMPLES + _random_samples(150, 5):
+        parts = PageTextValue(("A title, twice", text, "the body " + text), lang)
+        expected = defaultdict(list)
+        for token in query_analyzer()(parts, positions=True):
+            if token.primary:
+                expected[token.text.encode("utf-8")].append(token.pos)
+        got, others = term_positions(parts)
+        assert {k: sorted(v) for k, v in got.items()} == {k: sorted(v) for k, v in expected.items()}, text
+        counted = Counter(others)
+        counted.update({term: len(found) for term, found in got.items()})
+        assert counted == Counter(term_counts(parts)), text  # the path without positions counts the same
+
+
+@pytest.mark.parametrize("lang", LANGS)
+def test_a_query_word_finds_the_terms_the_page_has(lang: str) -> None:
+    """Whatever a page says, each unit the same text makes in a query holds a term the page
+    has, in the page's language; primary terms of a phrase are the page's, in order."""
+    words = [w for text in SAMPLES + _random_samples(60, 7) for w in text.split()]
+    builder = QueryBuilder("text", [lang] if lang else [], positions=True)
+    for word in words:
+        page_terms = set(index_terms(word, lang))
+        for unit in builder.word(word):
+            if isinstance(unit.query, CharPrefix):  # one CJK character: a term starting with it
+                assert any(t.startswith(c) for c in unit.terms for t in page_terms), (word, unit.terms)
+            else:
+                assert unit.terms & page_terms, (word, unit.terms, page_terms)
+        sequences = {tuple(_sequence(q)) for unit in builder.phrase(word) for q in _variants(unit.query)}
+        positions, _ = term_positions(word, lang)
+        primary = tuple(t.decode() for t, _ in sorted(((t, p) for t, ps in positions.items() for p in ps),
+                                                      key=lambda i: i[1]))
+        if primary:
+            assert primary in sequences, (word, primary, sequences)  # the page's own sequence is a variant
+
+
+def _variants(q):
+    return list(q.subqueries) if hasattr(q, "subqueries") and not isinstance(q, And) else [q]
+
+
+def _sequence(q) -> list[str]:
+    if isinstance(q, Phrase):
+        return list(q.words)
+    if isinstance(q, And):
+        return [sub.text for sub in q.subqueries]
+    return [q.text]
 
 
 def test_stems_and_stop_words() -> None:
     terms = index_terms("The decisions is decided; decision!")
     assert "the" not in terms and "is" not in terms
     assert terms["decis"] == 2 and terms["decid"] == 1
+    assert set(index_terms("поисковая система и в на", "ru")) == {"поисков", "систем"}
+    assert set(index_terms("Die Häuser", "de")) == {"die", "haus"}  # German has no stop list here
+
+
+def test_cjk_runs_become_bigrams_and_characters() -> None:
+    assert index_terms("给飞书") == Counter({"给飞": 1, "飞书": 1, "书": 1})  # bigrams and the last character
+    assert index_terms("猫") == Counter({"猫": 1})
+    assert index_terms("ｶﾀｶﾅ") == index_terms("カタカナ")  # NFKC: half-width kana
+    assert index_terms("ＡＢＣ Café") == index_terms("abc CAFE")
+
+
+def test_identifiers_are_indexed_whole_and_by_their_parts() -> None:
+    assert set(index_terms("erbing_brain_api.py")) == {"erbing_brain_api.py", "erb", "brain", "api", "py"}
+    assert set(index_terms("retryWithJitter")) == {"retrywithjitter", "retri", "jitter"}
+    assert set(index_terms("tRPC iPhone")) == {"trpc", "iphon"}  # a one-letter hump keeps a word whole
+    assert set(index_terms("file-name.md")) == {"file-name.md", "file", "name", "md"}
+    positions, counts = term_positions("see retryWithJitter now")
+    assert positions[b"retri"] == [1] and positions[b"jitter"] == [2] and positions[b"now"] == [3]
+    assert counts == {b"retrywithjitter": 1}  # the whole is never part of a phrase: counted, no position
+
+
+def test_packed_positions_round_trip() -> None:
+    fmt = PackedPositions()
+    for positions in ([0], [255], [3, 4, 5], [0, 254, 255, 509], [1, 70000, 70001], list(range(0, 3000, 7))):
+        value = fmt.encode(positions)
+        assert fmt.decode_positions(value) == positions
+        assert fmt.decode_frequency(value) == len(positions)
+        value = fmt.encode_posting(len(positions) + 3, positions)  # three more occurrences without positions
+        assert fmt.decode_positions(value) == positions and fmt.decode_frequency(value) == len(positions) + 3
+    assert fmt.decode_positions(fmt.encode_posting(2, [])) == [] and fmt.decode_frequency(fmt.encode_posting(2, [])) == 2
+
+
+def test_language_detection() -> None:
+    assert detect_language("The public API decision was made in August, and it is final for all of us.") == "en"
+    assert detect_language("Die Häuser und die Gärten sind sehr schön, aber nicht für uns, und wir haben keine Zeit.") == "de"
+    assert detect_language("Это поисковая система для проверки памяти и всего остального, что есть в заметке.") == "ru"
+    assert detect_language("Це пошукова система для перевірки пам'яті та всього іншого, що є в нотатці.") == "uk"
+    assert detect_language("飞书机器人的权限配置清单，包括消息发送和接收的全部权限，以及更多内容。") == "zh"
+    assert detect_language("ボリュームの保存場所は、Docker の内部にあります。これは日本語のテキストです。") == "ja"
+    assert detect_language("검색엔진을 사용합니다. 이것은 한국어 문장입니다. 더 많은 글자가 필요합니다.") == "ko"
+    assert detect_language("anything at all", declared="ru-RU") == "ru"
+    assert detect_language("Gärten", path="de/notes/x.md") == "de"
+    assert detect_language("The folder says it, the text says English: it is what it is, and that is all.", path="it/x.md") == "en"
+    assert language_code("Russian") == language_code("русский") == "ru" and language_code("klingon") == ""
+
+
+def test_tags_are_normalised_and_nested() -> None:
+    assert normalize_tag("#Project/Alpha") == "project/alpha" and normalize_tag(" Café ") == "cafe"
+    assert tag_terms(["#a/b/c", "B"]) == ["a/b/c", "a", "a/b", "b"]
+    body = "Met #Maya-team about #项目/一期.\n# Heading\nsee page.md#L12 and a#b\n```\n#include <x>\n```\n#2024 #v2"
+    assert inline_tags(body) == ["Maya-team", "项目/一期", "v2"]
 
 
 def test_prefix_of_finds_every_form() -> None:
     assert prefix_of("deploy") == "deplo"  # "deploy" -> "deploi", "deployment" -> "deploy"
     assert prefix_of("shipment") == "shipment"
+    assert prefix_of("поисковая", ["ru"]) == "поисков"
 
 
 def test_pattern_queries_keep_their_letters() -> None:
-    parser = QueryParser("text", build_schema())
-    assert str(parser.parse("deploy*")) == "text:deplo*"
-    assert str(parser.parse("deployed")) == "text:deploi"
+    assert str(parse_query("deploy*", build_schema()).query) == "text:deplo*"
+    assert str(parse_query("deployed", build_schema()).query) == "text:deploi"
+
+
+def test_without_positions_a_phrase_is_all_of_its_words() -> None:
+    schema = build_schema()
+    assert isinstance(parse_query('"public API"', schema).query, Phrase)
+    no_positions = fields.Schema(path=ExactField(stored=True), text=PageText(positions=False))
+    assert isinstance(parse_query('"public API"', no_positions).query, And)
 
 
 def _schema() -> fields.Schema:
@@ -141,6 +273,16 @@ def test_fast_writer_builds_the_same_index_as_whoosh(tmp_path) -> None:
     assert rare, "the sample must exercise inlined posting lists"
     for query in ("common", "w1 OR w2", "rare-one", "title:w5 common"):
         assert _scores(built["stock"], query) == _scores(built["fast"], query)
+    # Positions: phrases over block postings and over inlined (rare) ones.
+    for query in ('"common common"', '"rare one"', '"w1 common"', '"unique3 w7"'):
+        assert _scores(built["stock"], query) == _scores(built["fast"], query), query
+    assert _scores(built["fast"], '"common common"') and _scores(built["fast"], '"rare one"')
+    # "uniqueN" is in at most two pages: its postings are inlined in the term entry.
+    doc = docs[7]
+    last, unique = doc["body"].split()[-2:]
+    assert unique == "unique2" and fast[("body", b"unique2")][1] <= INLINE_LIMIT
+    assert doc["path"] in [p for p, _ in _scores(built["fast"], f'"{last} {unique}"')]
+    assert doc["path"] not in [p for p, _ in _scores(built["fast"], f'"{unique} {last}"')]
 
 
 def _build_with_changes(folder, writer_class) -> list:

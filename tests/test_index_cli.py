@@ -19,7 +19,7 @@ def test_info_prints_the_location_before_and_after_a_build(sample_field: Path, t
     assert "built the index of" in out and "golden.yaml: recall@5 1.00" in out and str(where) in out
     assert main(["index", str(sample_field), "--info", "--index-dir", str(where)]) == 0
     out = capsys.readouterr().out
-    assert "ready" in out and "pages" in out and str(where) in out and "words-lower-stop-porter" in out
+    assert "ready" in out and "pages" in out and str(where) in out and "nfkc-cjk2-stem" in out
 
 
 def test_index_twice_is_a_stat_only_check(sample_field: Path, capsys) -> None:

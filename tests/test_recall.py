@@ -18,7 +18,7 @@ def test_the_sample_fields_golden_file_passes(sample_field: Path) -> None:
     try:
         result = svc.recall_test(load_golden(sample_field / "golden.yaml"))
         assert result.passed and result.recall == 1.0 and result.k == 5
-        assert len(result.questions) == 12
+        assert len(result.questions) == 19
         first = result.questions[0]
         assert first.ranks == {"decisions/public-api-trpc.md": 1}
     finally:

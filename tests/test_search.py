@@ -8,7 +8,7 @@ import pytest
 
 from memtui.index import QueryError
 from memtui.index import search as search_mod
-from memtui.index.analysis import WORD_RE, stem
+from memtui.index.analysis import build_schema, index_terms
 from memtui.textsafety import has_hazards
 from tests.helpers import write_page
 from tests.helpers_index import open_service, page, search_paths
@@ -87,13 +87,13 @@ def test_quarantined_pages_are_found_and_marked(svc) -> None:
 
 def test_snippets_are_one_safe_line_with_correct_highlights(svc) -> None:
     for query in ("public API decision", "advisory lock prisma", "deploy*", "Brightline"):
-        parsed_terms = {stem(w.lower()) for w in WORD_RE.findall(query.replace("*", ""))}
+        parsed = search_mod.parse_query(query, build_schema())
         for hit in svc.search(query):
             assert "\n" not in hit.snippet and not has_hazards(hit.snippet)
             for start, end in hit.highlights:
                 assert 0 <= start < end <= len(hit.snippet)
-                word = hit.snippet[start:end].lower()
-                assert stem(word) in parsed_terms or any(word.startswith(t[:4]) for t in parsed_terms)
+                terms = set(index_terms(hit.snippet[start:end]))
+                assert terms & parsed.terms or any(t.startswith(p) for t in terms for p in parsed.prefixes)
 
 
 def test_plain_mode_ignores_syntax(svc) -> None:

@@ -222,6 +222,7 @@ def _show_info(args: argparse.Namespace) -> int:
 # ---------------------------------------------------------------------- search
 STATUS_CELL = {"current": ("● current", "bold green"), "superseded": ("○ superseded", "dim")}
 TRUST_CELL = {"quarantined": ("⛔ quarantined", "bold red"), "unreviewed": ("◌ unreviewed", "yellow")}
+PARTIAL_CELL = "≈ some words"
 
 
 def run_search(args: argparse.Namespace) -> int:
@@ -252,6 +253,8 @@ def run_search(args: argparse.Namespace) -> int:
         if hit.trust in TRUST_CELL:
             badge, badge_style = TRUST_CELL[hit.trust]
             status.append("\n" + badge, style=badge_style)
+        if hit.partial:
+            status.append("\n" + PARTIAL_CELL, style="yellow")
         page = cell(hit.title, style="bold" if hit.status == "current" else "")
         page.append("\n")
         page.append_text(cell(hit.path, style="dim"))
@@ -261,6 +264,9 @@ def run_search(args: argparse.Namespace) -> int:
         table.add_row(str(number), f"{hit.score:.2f}", status, page, snippet)
     out.print(table)
     note = f"{len(hits)} hit{'s' if len(hits) != 1 else ''} in {elapsed * 1000:.0f} ms"
+    partial = sum(1 for hit in hits if hit.partial)
+    if partial:
+        note += f"; {partial} of them hold some of the words, not all ({PARTIAL_CELL})"
     if hits.timed_out:
         note += " (stopped at the time limit: narrow the query for complete results)"
     out.print(Text(note, style="dim"))

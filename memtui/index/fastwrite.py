@@ -14,7 +14,8 @@ merge and locking code; it only changes how postings are gathered:
 - field lengths are read once per field into a list, not once per posting;
 - a term's postings go into Whoosh's posting-block buffers a block at a time
   (``_fill_blocks``) instead of one ``add_posting`` call each;
-- ``PageText`` fields hand over their term counts directly;
+- ``PageText`` fields hand over their terms with counts (and positions) directly
+  (``PageText.postings``: one analysis per distinct chunk, no Token objects);
 - a term found in at most ``INLINE_LIMIT`` pages keeps its postings inside its
   term entry instead of a separate compressed block (most words are rare, and
   a block costs a pickle and a zlib call). Whoosh's reader supports this
@@ -27,15 +28,17 @@ the same documents both ways and compares terms, postings and scores).
 from __future__ import annotations
 
 from array import array
+from pickle import dumps
 
 from whoosh.codec.whoosh3 import W3TermInfo
-from whoosh.system import pack_uint, pack_ushort
+from whoosh.system import pack_ushort
+from whoosh.util.numeric import length_to_byte
 from whoosh.writing import SegmentWriter
 
-from memtui.index.analysis import PageText, term_counts
+from memtui.index.analysis import PageText
 
-_PACKED = [pack_uint(n) for n in range(256)]
 INLINE_LIMIT = 4
+_TERMINFO = W3TermInfo._struct
 
 
 class GroupedPostingPool:
@@ -118,9 +121,9 @@ class FastSegmentWriter(SegmentWriter):
             if field.indexed and type(field) is PageText:
                 weight = field.format.field_boost * self._field_boost(fields, name, docboost)
                 terms = pool.terms_of(name)
-                for btext, count in term_counts(value).items():
+                for btext, count, vbytes in field.postings(value):
                     length += count
-                    posting = (docnum, count * weight, _PACKED[count] if count < 256 else pack_uint(count))
+                    posting = (docnum, count * weight, vbytes)
                     postings = terms.get(btext)
                     if postings is None:
                         terms[btext] = [posting]
@@ -215,12 +218,16 @@ def _write_inlined(writer, btext: bytes, postings: list[tuple[int, float, bytes]
     The statistics are the ones a posting block would give: weights as 32-bit
     floats, min/max over the non-zero field lengths.
     """
-    ids = [p[0] for p in postings]
-    weights = array("f", [p[1] for p in postings])
+    ids = tuple([p[0] for p in postings])
+    weights = tuple(array("f", [p[1] for p in postings]))
     sizes = [lengths[d] for d in ids if lengths[d]] if lengths is not None else []
-    terminfo = W3TermInfo(
-        sum(weights), len(ids), min(sizes) if sizes else None, max(sizes) if sizes else 0, max(weights), ids[0], ids[-1]
+    # W3TermInfo(...).to_bytes() for an inlined posting list, without the object: this runs
+    # once per rare term, and CJK bigrams make many rare terms. The header is the same
+    # struct; then, pickled, one value per posting (b"" for formats without values) so
+    # merges see every posting.
+    header = _TERMINFO.pack(
+        1, sum(weights), len(ids), length_to_byte(min(sizes)) if sizes else 0,
+        length_to_byte(max(sizes) if sizes else 0), max(weights), ids[0], ids[-1],
     )
-    # One value per posting (b"" for formats without values) so merges see every posting.
-    terminfo._inlined = (tuple(ids), tuple(weights), tuple(p[2] for p in postings))
-    writer._tindex.add(pack_ushort(writer._fieldid) + btext, terminfo.to_bytes())
+    inlined = (ids, weights, tuple([p[2] for p in postings]))
+    writer._tindex.add(pack_ushort(writer._fieldid) + btext, header + dumps(inlined, 2))

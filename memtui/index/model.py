@@ -15,6 +15,7 @@ class SearchHit:
     score: float
     snippet: str  # one line, hazards already made visible, no markup
     highlights: list[tuple[int, int]] = field(default_factory=list)  # spans of matched words in snippet
+    partial: bool = False  # holds some of the query's words, not all (ranked below the pages that hold all)
 
     def to_json(self) -> dict:
         return {
@@ -25,6 +26,7 @@ class SearchHit:
             "trust": self.trust,
             "score": round(self.score, 4),
             "snippet": self.snippet,
+            "partial": self.partial,
         }
 
 

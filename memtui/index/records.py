@@ -10,6 +10,11 @@ graph and trust need, and the page's status. Records are stored inside the
 index (the ``rec`` field), so a warm open compares them with a ``stat`` of the
 folder without reading any page.
 
+What search reads besides title, summary and body (aliases, tags, description,
+Claude Code's ``name``, ``lang``) is read from ``PageInfo.meta`` in one place,
+``search_meta``; the page's language (``analysis.detect_language``) and its
+inline ``#tags`` come from its text.
+
 Statuses come from ``memtui.field.history.History`` run over light page
 summaries made from the records (``compute_statuses``): the same rules the rest
 of memtui uses, without re-parsing page bodies.
@@ -18,7 +23,6 @@ of memtui uses, without re-parsing page bodies.
 from __future__ import annotations
 
 import os
-import re
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 from typing import Any
@@ -28,7 +32,16 @@ from memtui.field import trust as trust_mod
 from memtui.field.field import PLAIN_READER, Field, PageReader, side_matches
 from memtui.field.history import CURRENT, History
 from memtui.field.page import PageInfo, decode
-from memtui.index.analysis import SUMMARY_REPEAT, TITLE_REPEAT
+from memtui.index.analysis import (
+    DETECT_CHARS,
+    SUMMARY_REPEAT,
+    TITLE_REPEAT,
+    PageTextValue,
+    detect_language,
+    head_terms,
+    inline_tags,
+    tag_terms,
+)
 from memtui.store.files import read_bytes, sha256_bytes
 
 # Frontmatter keys kept in a record: what History, resolve() and trust_state() read.
@@ -142,6 +155,60 @@ class PageRecord:
         )
 
 
+@dataclass(frozen=True, slots=True)
+class SearchMeta:
+    """The frontmatter search reads besides title and summary."""
+
+    aliases: tuple[str, ...] = ()
+    tags: tuple[str, ...] = ()
+    description: str = ""
+    name: str = ""  # Claude Code memories name themselves with ``name:``
+    lang: str = ""  # ``lang:`` or ``language:`` as written
+
+
+def _strings(value: Any) -> tuple[str, ...]:
+    """A YAML list, or a comma-separated string, as strings."""
+    if value is None or isinstance(value, bool):
+        return ()
+    if isinstance(value, (list, tuple, set)):
+        items = [item for item in value if isinstance(item, (str, int, float)) and not isinstance(item, bool)]
+    elif isinstance(value, str):
+        items = value.split(",") if "," in value else [value]
+    elif isinstance(value, (int, float)):
+        items = [value]
+    else:
+        return ()
+    return tuple(text for item in items if (text := str(item).strip()))
+
+
+def search_meta(meta: dict[str, Any], norm: dict[str, Any] | None = None) -> SearchMeta:
+    """What search reads from a page's frontmatter: ``aliases``/``alias``, ``tags``/``tag``
+    (a list, or words separated by commas or spaces), ``description`` (``summary`` is
+    read as ``PageInfo.summary``), ``name`` and ``lang``/``language``.
+
+    The one place these keys are read; ``norm`` (the page's dialect reading, e.g. a
+    sidecar's tags, a Claude Code memory's description) comes before the frontmatter.
+    """
+    if norm:
+        meta = {**meta, **{key: norm[key] for key in ("aliases", "tags", "description") if key in norm}}
+    tags: tuple[str, ...] = ()
+    for key in ("tags", "tag"):
+        value = meta.get(key)
+        if isinstance(value, str) and "," not in value:
+            tags = tuple(value.split())
+        else:
+            tags = _strings(value)
+        if tags:
+            break
+    return SearchMeta(
+        aliases=_strings(meta.get("aliases")) or _strings(meta.get("alias")),
+        tags=tags,
+        description=_text(meta.get("description")) or "",
+        name=_text(meta.get("name")) or "",
+        lang=_text(meta.get("lang")) or _text(meta.get("language")) or "",
+    )
+
+
 @dataclass(slots=True)
 class PageDoc:
     """One page ready to be written to the index."""
@@ -150,30 +217,50 @@ class PageDoc:
     summary: str
     body: str
     tags: list[str]
+    search: SearchMeta = field(default_factory=SearchMeta)
+    lang: str = ""
+    inline_tags: list[str] = field(default_factory=list)
 
     def document(self) -> dict[str, Any]:
         rec = self.record
-        meta = rec.meta
+        page = rec.page_info()  # the dialect's reading first, then the frontmatter: as the field sees it
         stem = PurePosixPath(rec.path).stem
-        words_of_name = re.sub(r"[\W_]+", " ", stem)
-        title = f"{rec.title} {words_of_name}"
-        head = " ".join([rec.title] * TITLE_REPEAT + [words_of_name] + [self.summary] * SUMMARY_REPEAT)
+        extra = self.search
+        ident = _text(page.id) or _text(page.uuid) or next(iter(page.ids), None)
+        names = [*extra.aliases, extra.name] if extra.name and extra.name != rec.title else list(extra.aliases)
+        abouts = list(dict.fromkeys(t for t in (self.summary, extra.description) if t))
+        text = PageTextValue(
+            (
+                *[rec.title] * TITLE_REPEAT,
+                *names * TITLE_REPEAT,
+                stem,
+                ident or "",
+                *[about for about in abouts for _ in range(SUMMARY_REPEAT)],
+                " ".join(extra.tags),
+                self.body,
+            ),
+            self.lang,
+        )
+        ftags = tag_terms([*extra.tags, *self.inline_tags])
         return {
             "path": rec.path,
-            "id": _text(meta.get("id")) or _text(meta.get("uuid")),
-            "title": title,
+            "id": ident,
+            "title": PageTextValue((rec.title, stem, *names), self.lang),
             "_stored_title": rec.title,
-            "text": f"{head}\n{self.body}",
-            "summary": self.summary or None,
-            "kind": _text(meta.get("kind")),
-            "subject": _text(meta.get("subject")),
-            "origin": _text(meta.get("origin")),
+            "text": text,
+            "summary": self.summary or extra.description or None,
+            "kind": _text(page.kind),
+            "subject": _text(page.subject),
+            "origin": _text(page.origin),
             "tag": " ".join(self.tags) or None,
+            "ftag": " ".join(ftags) or None,
+            "lang": self.lang or None,
             "status": f"{rec.status} {rec.trust}",
             "trust": rec.trust,
-            "valid_from": _date(meta.get("valid_from")),
-            "valid_to": _date(meta.get("valid_to")),
-            "updated": _date(meta.get("updated") or meta.get("created")),
+            "valid_from": _date(page.valid_from),
+            "valid_to": _date(page.valid_to),
+            "updated": _date(page.updated),
+            "head": head_terms((rec.title, stem, *names, ident), self.lang),
             "rec": rec.to_stored(),
         }
 
@@ -248,8 +335,17 @@ def doc_from_bytes(
         return PageDoc(record, "", "", [])
     text, _ = decode(data)
     tags = record.tag_counts
+    body = text[known.body_offset :]
+    extra = search_meta(known.meta, known.norm)
+    summary = _text(known.summary) or ""
     return PageDoc(
-        record, _text(known.summary) or "", text[known.body_offset :], [tag for tag, count in tags.items() if count]
+        record,
+        summary,
+        body,
+        [tag for tag, count in tags.items() if count],
+        extra,
+        detect_language(f"{known.title}\n{summary}\n{body[:DETECT_CHARS]}", extra.lang, path),
+        inline_tags(body),
     )
 
 

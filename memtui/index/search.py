@@ -1,17 +1,24 @@
-"""Search: parse a query safely, rank current versions first, cut a snippet from the page.
+"""Search: parse a query safely, rank pages with every word first, cut a snippet from the page.
 
 Query language (Whoosh's, narrowed down):
 
-- free words match a page's title, summary and body (``text``: the title counts
-  three times, the summary twice); a page matching more of them ranks higher
-  (any word may match). ``"two words"`` needs both words (the index keeps
-  no word positions, so a phrase is "all of these words");
+- free words match a page's title, aliases, ``name``, file name, id, summary,
+  description, frontmatter tags and body (``text``). Several words mean "all of
+  these": pages holding every word come first, then the best partial matches,
+  marked ``partial``. A word is analysed as pages are (``analysis``): any
+  language's case, accents and Unicode form; a word inside a Chinese, Japanese or
+  Korean run; a Russian or German word in another form (stemmed in each language
+  the index holds); an identifier (``erbing_brain_api.py``, ``retryWithJitter``,
+  ``file-name.md``) whole or by its parts in order;
+- ``"two words"`` is a phrase (the words next to each other, in order);
+- ``#name`` (or ``ftag:name``) keeps pages tagged ``name`` in their frontmatter
+  ``tags:`` or with an inline ``#name`` (``#project`` also finds ``#project/alpha``);
 - filters restrict the results: ``kind:`` ``subject:`` (``subject:decision/*``)
   ``tag:`` (a source tag) ``status:`` (current, superseded, stale, and the
   trust states) ``trust:`` (reviewed, unreviewed, quarantined, unknown)
-  ``origin:`` ``path:`` (``path:notes/*``) ``id:``
-  ``title:`` ``text:`` ``valid_from:`` ``valid_to:`` ``updated:``; filters on different
-  fields must all hold, several on the same field are alternatives;
+  ``origin:`` ``path:`` (``path:notes/*``) ``id:`` ``lang:`` ``title:`` ``text:``
+  ``valid_from:`` ``valid_to:`` ``updated:``; filters on different fields must
+  all hold, several on the same field are alternatives;
 - ``AND`` ``OR`` ``NOT`` and parentheses, ``word*`` prefixes.
 
 Refused with a ``QueryError`` (message + hint): unbalanced quotes or
@@ -21,8 +28,9 @@ wildcard, a pattern matching more than ``MAX_EXPANSION`` words, very long
 queries. A search that still runs past ``TIME_LIMIT`` returns what it found so
 far with ``timed_out`` set.
 
-Ranking: Whoosh's BM25F score over ``text``, raised by up to half for a title
-(or file name) holding the query's words, halved for superseded pages. Then
+Ranking: pages matching every word before partial matches; within each, Whoosh's
+BM25F score over ``text``, raised up to twice for a page whose title, aliases,
+name, id or file name hold the query's words, halved for superseded pages. Then
 versions are kept together: no page comes before a page in the results that
 (transitively) supersedes it, and the versions a page replaced follow it
 directly, newest first. The current decision comes first, its history below it.
@@ -33,28 +41,41 @@ from __future__ import annotations
 import os
 import re
 import threading
+import time
+import weakref
 from collections import OrderedDict
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from itertools import islice
 from pathlib import Path
 
 from whoosh import query as wq
 from whoosh.collectors import TimeLimitCollector
-from whoosh.qparser import MultifieldParser, OrGroup
+from whoosh.qparser import AndGroup, PhrasePlugin, QueryParser
+from whoosh.qparser.common import attach
 from whoosh.searching import TimeLimit
 
 from memtui.field import frontmatter as fm_mod
 from memtui.field.page import decode
 from memtui.index.analysis import (
-    DEFAULT_FIELDS,
+    CHUNK_RE,
+    CJK_RE,
     QUERY_FIELDS,
     STATUS_VALUES,
-    STOP_WORDS,
     TAG_VALUES,
     TEXT_FIELDS,
     TRUST_VALUES,
-    WORD_RE,
-    stem,
+    WORD_CHAR_RE,
+    chunk_parts,
+    chunk_pieces,
+    find_fold,
+    fold_accents,
+    language_code,
+    normalize,
+    normalize_tag,
+    pieces_of,
+    prefix_of,
+    word_term,
 )
 from memtui.index.errors import QueryError
 from memtui.index.model import SearchHit, SearchResults
@@ -62,29 +83,313 @@ from memtui.index.records import PageRecord, read_bytes_safely
 from memtui.textsafety import one_line
 
 MAX_QUERY_CHARS = 500
-MAX_TERMS = 64
+MAX_TERMS = 64  # words, CJK bigrams and filters of one query
 MAX_EXPANSION = 500
 MIN_TEXT_PREFIX = 2
 TIME_LIMIT = 2.0
 SUPERSEDED_FACTOR = 0.5
-TITLE_WEIGHT = 0.5  # a title holding every query word scores 1.5x
+HEAD_WEIGHT = 0.5  # a page whose title, aliases, name, id or file name hold every query word scores 1.5x
+WHOLE_BOOST = 2.0  # an identifier found whole outranks the same parts found apart
+OR_FACTOR = 0.9  # partial matches: a page holding more of the words scores higher (Whoosh's coordination)
+RUN_BONUS = 0.5  # a page holding a query's CJK run exactly (its bigrams in order) scores up to 1.5x
+EXTRA_CANDIDATES = 20  # candidates beyond the limit that are re-ranked
 SNIPPET_CHARS = 180
 SNIPPET_READ_BYTES = 256 * 1024  # snippets come from the first 256 KB of a page
-OR_FACTOR = 0.9
 
 _FIELD_RE = re.compile(r"^[(+\-]*([A-Za-z_][\w-]*):(.*)$")
 _TOKEN_RE = re.compile(r'"[^"]*"|[^\s"]+')
 _LIST_MARK_RE = re.compile(r"^\s*(?:[-*+]|\d+[.)]|#{1,6}|>)\s+")
+_PLAIN_TOKEN_RE = re.compile(r"\S+")
 FILTER_HINT = "filters: " + " ".join(f"{name}:" for name in QUERY_FIELDS if name not in TEXT_FIELDS)
+# Japanese particles between two words of other kinds ("保存の場所"), and Chinese question
+# words, are not required when a query's CJK run is split into the words it must hold.
+_PARTICLE_RE = re.compile("(?<=[\u30a0-\u30ff\u3400-\u9fff])[のをはがにでとへもや](?=[\u30a0-\u30ff\u3400-\u9fff])")
+_QUESTION_RE = re.compile("什么|怎么|怎样|哪些|哪个|哪里|如何|为什么|是否|吗|呢|么")
+
+
+@dataclass(slots=True)
+class Unit:
+    """One thing a page must hold for a full match: a word (in any of its forms), an
+    identifier, a phrase, a CJK bigram; ``terms`` are the index terms that show it."""
+
+    query: wq.Query
+    terms: frozenset[str]
 
 
 @dataclass(slots=True)
 class ParsedQuery:
     text: str
-    query: wq.Query
-    terms: set[str] = field(default_factory=set)  # stemmed words to highlight
+    query: wq.Query  # pages matching every unit (and the filters)
+    partial: wq.Query | None = None  # pages matching some of the units (two or more units only)
+    units: list[Unit] = field(default_factory=list)
+    terms: set[str] = field(default_factory=set)  # index terms to highlight
     prefixes: list[str] = field(default_factory=list)  # word* patterns to highlight
-    finder: re.Pattern | None = None  # finds candidate snippet lines
+    finder: re.Pattern | None = None  # finds candidate snippet lines (in find_fold text)
+    runs: list[list[str]] = field(default_factory=list)  # CJK runs (their bigrams) a page gains by holding in order
+
+
+# ---------------------------------------------------------------------- languages of an index
+_LANGS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+_langs_lock = threading.Lock()
+
+
+def index_languages(searcher) -> tuple[str, ...]:
+    """The page languages an index holds (queries are stemmed in each of them)."""
+    reader = searcher.reader()
+    with _langs_lock:
+        try:
+            found = _LANGS.get(reader)
+        except TypeError:
+            found = None
+        if found is None:
+            found = ()
+            if "lang" in reader.schema:
+                try:
+                    found = tuple(sorted(term.decode("utf-8", "replace") for term in reader.lexicon("lang")))
+                except Exception:  # noqa: BLE001 - an old or odd index: default stemming only
+                    found = ()
+            try:
+                _LANGS[reader] = found
+            except TypeError:
+                pass
+    return found
+
+
+# ---------------------------------------------------------------------- building queries
+def _dedupe(queries: list[wq.Query]) -> list[wq.Query]:
+    out: list[wq.Query] = []
+    for q in queries:
+        if q not in out:
+            out.append(q)
+    return out
+
+
+def _any(queries: list[wq.Query], boost: float = 1.0) -> wq.Query | None:
+    """Forms of one word (its stems in several languages; an identifier whole or by its
+    parts): a page holding any of them matches, scored by the best one (a ``DisjunctionMax``,
+    which also keeps Whoosh from merging the forms into the query's other words)."""
+    queries = _dedupe(queries)
+    if not queries:
+        return None
+    if len(queries) == 1:
+        q = queries[0]
+        if boost != 1.0:
+            q = q.with_boost(q.boost * boost)
+        return q
+    return wq.DisjunctionMax(queries, boost=boost)
+
+
+def _sequence(fieldname: str, terms: list[str], positions: bool) -> wq.Query:
+    if len(terms) == 1:
+        return wq.Term(fieldname, terms[0])
+    if positions:
+        return wq.Phrase(fieldname, terms)
+    return wq.And([wq.Term(fieldname, t) for t in terms])
+
+
+def _split_cjk(run: str) -> list[str]:
+    """The words a query's CJK run must hold (particles and question words left out)."""
+    pieces: list[str] = []
+    for part in _QUESTION_RE.split(_PARTICLE_RE.sub(" ", run)):
+        pieces.extend(p for p in part.split() if p)
+    return pieces or [run]
+
+
+class QueryBuilder:
+    """Turns query words into units, analysing them as pages are analysed, in every language
+    of the index (``langs``; ``""`` is the default stemming of each script)."""
+
+    def __init__(self, fieldname: str, langs: Sequence[str], positions: bool) -> None:
+        self.fieldname = fieldname
+        self.langs = tuple(dict.fromkeys(("", *langs)))
+        self.positions = positions
+        self.runs: list[list[str]] = []  # the bigrams of each CJK run: found in this order, a page ranks higher
+
+    def word(self, raw: str, boost: float = 1.0) -> list[Unit]:
+        """Units for one whitespace-free query word."""
+        units: list[Unit] = []
+        for match in CHUNK_RE.finditer(normalize(raw)):
+            units.extend(self._chunk(match.group(0), boost))
+        return units
+
+    def _chunk(self, chunk: str, boost: float) -> list[Unit]:
+        if CJK_RE.search(chunk):
+            # Each CJK run's bigrams and each other word are units of their own.
+            units: list[Unit] = []
+            for start, end, cjk in chunk_parts(chunk):
+                units.extend(self._cjk(chunk[start:end], boost) if cjk else self._word(chunk[start:end], boost))
+            return units
+        by_lang = {lang: chunk_pieces(chunk, lang)[0] for lang in self.langs}
+        first = by_lang[""]
+        if not first:
+            return []
+        whole = next((p.term for p in first if p.kind == "whole"), None)
+        if whole is not None:
+            variants: list[wq.Query] = [wq.Term(self.fieldname, whole, boost=WHOLE_BOOST)]
+            terms = {whole}
+            for pieces in by_lang.values():
+                primary = [p.term for p in pieces if p.primary]
+                terms.update(primary)
+                if primary:
+                    variants.append(_sequence(self.fieldname, primary, self.positions))
+            return [Unit(_any(variants, boost), frozenset(terms))]
+        terms = {p.term for pieces in by_lang.values() for p in pieces if p.primary}
+        return [Unit(_any([wq.Term(self.fieldname, t) for t in sorted(terms)], boost), frozenset(terms))]
+
+    def _word(self, word: str, boost: float) -> list[Unit]:
+        """A single word in each of its forms (one per language it may be stemmed in)."""
+        terms = {term for lang in self.langs if (term := word_term(word, lang)) is not None}
+        if not terms:
+            return []
+        return [Unit(_any([wq.Term(self.fieldname, t) for t in sorted(terms)], boost), frozenset(terms))]
+
+    def _cjk(self, run: str, boost: float) -> list[Unit]:
+        units: list[Unit] = []
+        for word in _split_cjk(run):
+            if len(word) == 1:
+                # One character: the terms starting with it (each character of a page's run
+                # starts a bigram, or ends the run and is indexed on its own).
+                units.append(Unit(CharPrefix(self.fieldname, word, boost=boost), frozenset([word])))
+                continue
+            pieces = chunk_pieces(word, "")[0]
+            primary = [p.term for p in pieces if p.primary]
+            for term in dict.fromkeys(primary):
+                units.append(Unit(wq.Term(self.fieldname, term, boost=boost), frozenset([term])))
+            if len(primary) > 1 and self.positions:
+                self.runs.append(primary)
+        return units
+
+    def phrase(self, text: str, boost: float = 1.0) -> list[Unit]:
+        """A quoted phrase: its words next to each other, in order."""
+        norm = normalize(text)
+        variants: list[wq.Query] = []
+        terms: set[str] = set()
+        for lang in self.langs:
+            found, _ = pieces_of(norm, lang)
+            primary: dict[int, str] = {}
+            for at, _, _, piece in found:
+                if piece.primary:
+                    primary.setdefault(at, piece.term)
+            words = [primary[at] for at in sorted(primary)]
+            if words:
+                terms.update(words)
+                variants.append(_sequence(self.fieldname, words, self.positions))
+        query = _any(variants, boost)
+        return [Unit(query, frozenset(terms))] if query is not None else []
+
+    def pattern(self, text: str, termclass, boost: float = 1.0) -> wq.Query:
+        """``word*`` or ``wo?d``: letters kept, folded as terms are."""
+        if termclass is wq.Prefix:
+            literal = normalize(text).casefold()
+            if len(literal) < MIN_TEXT_PREFIX:
+                raise QueryError(f"the pattern {text}* is too short",
+                                 f"put at least {MIN_TEXT_PREFIX} letters before the wildcard")
+            return wq.Prefix(self.fieldname, prefix_of(text, self.langs), boost=boost)
+        folded = fold_accents(normalize(text).casefold())
+        literal = re.split(r"[*?]", folded, maxsplit=1)[0]
+        if len(literal) < MIN_TEXT_PREFIX:
+            raise QueryError(f"the pattern {text} is too short",
+                             f"put at least {MIN_TEXT_PREFIX} letters before the wildcard")
+        return wq.Wildcard(self.fieldname, folded, boost=boost)
+
+
+class CharPrefix(wq.Prefix):
+    """The terms starting with one CJK character: not limited by ``MAX_EXPANSION`` (a
+    character may start many bigrams), scored as one (a merged document list)."""
+
+    def __init__(self, fieldname: str, text: str, boost: float = 1.0) -> None:
+        super().__init__(fieldname, text, boost=boost, constantscore=True)
+
+
+class Units(wq.And):
+    """The units of one query word (a CJK run gives several), kept apart until ranking."""
+
+    def __init__(self, units: list[Unit], boost: float = 1.0) -> None:
+        super().__init__([u.query for u in units], boost=boost)
+        self.units = units
+
+
+class UnitQuery(wq.WrappingQuery):
+    """One unit in the parse tree (so its terms travel with it)."""
+
+    def __init__(self, unit: Unit) -> None:
+        super().__init__(unit.query)
+        self.unit = unit
+
+    def matcher(self, searcher, context=None):
+        return self.child.matcher(searcher, context)
+
+
+class _PhraseNode(PhrasePlugin.PhraseNode):
+    def query(self, parser):
+        fieldname = self.fieldname or parser.fieldname
+        q = parser.phrase_query(fieldname, self.text, self.boost)
+        return attach(q, self) if q is not None else None
+
+
+class _PhraseTagger(PhrasePlugin.PhraseTagger):
+    def create(self, parser, match):
+        return _PhraseNode(match.group("text"), match.start("text"), 1)
+
+
+class _Phrases(PhrasePlugin):
+    def taggers(self, parser):
+        return [(_PhraseTagger(self.expr), 0)]
+
+
+class _Parser(QueryParser):
+    """Whoosh's parser; words in text fields become units built by ``QueryBuilder``."""
+
+    def __init__(self, schema, langs: Sequence[str]) -> None:
+        super().__init__("text", schema, group=AndGroup)
+        self.remove_plugin_class(PhrasePlugin)
+        self.add_plugin(_Phrases())
+        self.langs = langs
+        self.builders: dict[str, QueryBuilder] = {}
+
+    def builder(self, fieldname: str) -> QueryBuilder:
+        found = self.builders.get(fieldname)
+        if found is None:
+            positions = bool(getattr(self.schema[fieldname], "positions", False))
+            found = self.builders[fieldname] = QueryBuilder(fieldname, self.langs, positions)
+        return found
+
+    def term_query(self, fieldname, text, termclass, boost=1.0, tokenize=True, removestops=True):
+        if fieldname in TEXT_FIELDS and fieldname in self.schema:
+            if text.startswith("#") and fieldname == "text":
+                return _tag_query(text, termclass, boost)
+            builder = self.builder(fieldname)
+            if termclass in (wq.Prefix, wq.Wildcard):
+                return builder.pattern(text, termclass, boost)
+            return _wrap(builder.word(text, boost))
+        if fieldname == "ftag":
+            return _tag_query(text, termclass, boost)
+        if fieldname == "lang" and termclass not in (wq.Prefix, wq.Wildcard):
+            return wq.Term("lang", language_code(text) or text.casefold(), boost=boost)
+        return super().term_query(fieldname, text, termclass, boost, tokenize, removestops)
+
+    def phrase_query(self, fieldname, text, boost=1.0):
+        if fieldname in TEXT_FIELDS and fieldname in self.schema:
+            return _wrap(self.builder(fieldname).phrase(text, boost))
+        return self.term_query(fieldname, text, self.termclass, boost)
+
+
+def _wrap(units: list[Unit]) -> wq.Query | None:
+    if not units:
+        return None
+    if len(units) == 1:
+        return UnitQuery(units[0])
+    return Units(units)
+
+
+def _tag_query(text: str, termclass, boost: float) -> wq.Query | None:
+    tag = normalize_tag(text.rstrip("*") if termclass is wq.Prefix else text)
+    if termclass in (wq.Prefix, wq.Wildcard):
+        literal = re.split(r"[*?]", tag, maxsplit=1)[0]
+        if not literal:
+            raise QueryError(f"the tag pattern {text!r} has no letters", "for example #project*")
+        return wq.Prefix("ftag", tag, boost=boost) if termclass is wq.Prefix else wq.Wildcard("ftag", tag)
+    return wq.Term("ftag", tag, boost=boost) if tag else None
 
 
 # ---------------------------------------------------------------------- parsing
@@ -119,8 +424,12 @@ def _check_lexically(text: str) -> None:
             if name == "trust" and bare and not _pattern(bare) and bare not in TRUST_VALUES:
                 raise QueryError(f"unknown trust state {bare!r}", "trust is one of: " + ", ".join(TRUST_VALUES))
             if name == "tag" and bare and not _pattern(bare) and bare not in TAG_VALUES:
-                raise QueryError(f"unknown source tag {bare!r}", "tag is one of: " + ", ".join(TAG_VALUES))
-        value = value.lstrip("(+-[{")
+                raise QueryError(
+                    f"unknown source tag {bare!r}",
+                    "tag: is a source tag (" + ", ".join(TAG_VALUES) + f"); for a frontmatter tag use "
+                    f"ftag:{bare.lstrip('#')} or #{bare.lstrip('#')}",
+                )
+        value = value.lstrip("(+-[{#")
         if value[:1] in ("*", "?"):
             raise QueryError(
                 f"{token!r} starts with a wildcard",
@@ -142,67 +451,140 @@ def _is_filter(q: wq.Query) -> bool:
 
 
 def _unphrase(q: wq.Query) -> wq.Query:
-    """The index has no positions: a phrase becomes "all of these words" in that field."""
+    """A field without positions (an index built without them): a phrase is "all of these words"."""
     if isinstance(q, wq.Phrase):
         return wq.And([wq.Term(q.fieldname, word, boost=q.boost) for word in q.words])
     return q
 
 
-def _restructure(q: wq.Query) -> wq.Query:
-    """Free words stay alternatives; filters become conditions (AND across fields, OR within one)."""
-    if not isinstance(q, wq.Or):
-        return q
-    text_parts: list[wq.Query] = []
+def _units_of(q: wq.Query) -> list[Unit] | None:
+    """The units a free-text part of the parse tree stands for (None: not a plain unit)."""
+    if isinstance(q, Units):
+        return list(q.units)
+    if isinstance(q, UnitQuery):
+        return [q.unit]
+    return None
+
+
+def _strip(q: wq.Query) -> wq.Query:
+    """The parse tree without memtui's wrappers (plain Whoosh queries)."""
+    if isinstance(q, UnitQuery):
+        return _strip(q.child)
+    if isinstance(q, Units):
+        return wq.And([_strip(s) for s in q.subqueries], boost=q.boost)
+    return q.apply(_strip)
+
+
+def _all_units(q: wq.Query) -> list[Unit]:
+    found = _units_of(q)
+    if found is not None:
+        return found
+    out: list[Unit] = []
+    for sub in q.children():
+        out.extend(_all_units(sub))
+    return out
+
+
+def _plain_query(text: str, schema, langs: Sequence[str]) -> tuple[list[Unit], list[list[str]]]:
+    builder = QueryBuilder("text", langs, bool(getattr(schema["text"], "positions", False)))
+    units: list[Unit] = []
+    for token in _PLAIN_TOKEN_RE.findall(text):
+        units.extend(builder.word(token))
+    return units, builder.runs
+
+
+def _structure(parsed: wq.Query) -> tuple[list[Unit], list[wq.Query]]:
+    """Free-text units (each a plain unit) or whole free-text clauses, and the conditions.
+
+    Conditions are filters (AND across fields, OR within one field) and NOT clauses.
+    A top level that is not an implicit AND (an explicit OR, a group) is one unit.
+    """
+    children = list(parsed.subqueries) if type(parsed) is wq.And else [parsed]
+    units: list[Unit] = []
     by_field: dict[str, list[wq.Query]] = {}
-    for sub in q.subqueries:
-        if _is_filter(sub):
-            names = sorted(_leaf_fields(sub))
-            by_field.setdefault(",".join(names), []).append(sub)
+    negated: list[wq.Query] = []
+    for child in children:
+        if child is wq.NullQuery:
+            continue
+        if isinstance(child, wq.Not):
+            negated.append(child)
+            continue
+        if _is_filter(child):
+            by_field.setdefault(",".join(sorted(_leaf_fields(child))), []).append(child)
+            continue
+        plain = _units_of(child)
+        if plain is not None:
+            units.extend(plain)
         else:
-            text_parts.append(sub)
-    if not by_field:
-        return q
-    conditions: list[wq.Query] = []
-    for subs in by_field.values():
-        conditions.append(subs[0] if len(subs) == 1 else wq.Or(subs))
-    if text_parts:
-        free = text_parts[0] if len(text_parts) == 1 else wq.Or(text_parts, scale=OR_FACTOR)
-        return wq.And([free, *conditions])
-    return conditions[0] if len(conditions) == 1 else wq.And(conditions)
+            terms = frozenset(t for u in _all_units(child) for t in u.terms)
+            units.append(Unit(child, terms))
+    conditions = [subs[0] if len(subs) == 1 else wq.Or(subs) for subs in by_field.values()]
+    return units, conditions + negated
 
 
-def parse_query(text: str, schema) -> ParsedQuery:
-    """Turn user text into a Whoosh query, or raise ``QueryError`` saying what is wrong."""
+def parse_query(text: str, schema, *, plain: bool = False, langs: Sequence[str] = ()) -> ParsedQuery | None:
+    """Turn user text into Whoosh queries, or raise ``QueryError`` saying what is wrong.
+
+    ``plain`` reads the text as words only (no filters, operators, phrases or patterns);
+    it returns ``None`` when no word is left (only stop words or punctuation).
+    ``langs`` are the page languages of the index (``index_languages``).
+    """
     text = (text or "").strip()
-    if not text:
-        raise QueryError("the query is empty", "type some words, or a filter such as kind:semantic")
-    _check_lexically(text)
-    parser = MultifieldParser(list(DEFAULT_FIELDS), schema, group=OrGroup.factory(OR_FACTOR))
-    try:
-        parsed = parser.parse(text)
-    except Exception as exc:  # noqa: BLE001 - Whoosh's parser is lenient; anything it raises is the query's
-        raise QueryError(f"cannot read the query: {exc}", "check quotes, parentheses and filters") from None
-    parsed = _restructure(parsed.accept(_unphrase))
-    result = ParsedQuery(text, parsed)
-    count = 0
-    for leaf in _leaves(parsed):
-        count += 1
-        name = leaf.field() if hasattr(leaf, "field") else None
+    if plain:
+        units, runs = _plain_query(text[: MAX_QUERY_CHARS * 2], schema, langs)
+        conditions: list[wq.Query] = []
+        if not units:
+            return None
+        units = units[:MAX_TERMS]  # a long question is read as far as the limit, not refused
+    else:
+        if not text:
+            raise QueryError("the query is empty", "type some words, or a filter such as kind:semantic")
+        _check_lexically(text)
+        parser = _Parser(schema, langs)
+        try:
+            tree = parser.parse(text, normalize=False)
+        except QueryError:
+            raise
+        except Exception as exc:  # noqa: BLE001 - Whoosh's parser is lenient; anything it raises is the query's
+            raise QueryError(f"cannot read the query: {exc}", "check quotes, parentheses and filters") from None
+        units, conditions = _structure(tree)
+        runs = parser.builders["text"].runs if "text" in parser.builders else []
+    if len(units) + len(conditions) > MAX_TERMS:
+        raise QueryError(
+            f"the query has {len(units) + len(conditions)} parts", f"use fewer than {MAX_TERMS} words and filters"
+        )
+    return _assemble(text, units, conditions, runs, schema)
+
+
+def _assemble(text, units: list[Unit], conditions: list[wq.Query], runs: list[list[str]], schema) -> ParsedQuery:
+    def clean(q: wq.Query) -> wq.Query:
+        q = _strip(q)
+        positions = {name: bool(getattr(schema[name], "positions", False)) for name in TEXT_FIELDS if name in schema}
+        if not all(positions.values()):
+            q = q.accept(_unphrase)
+        return q.normalize()
+
+    required = [u.query for u in units] + conditions
+    full: wq.Query = clean(wq.And(required)) if required else wq.NullQuery
+    partial = None
+    if len(units) > 1:
+        partial = clean(wq.And([wq.Or([u.query for u in units], scale=OR_FACTOR), *conditions]))
+    result = ParsedQuery(text, full, partial, units, runs=[run for run in runs if len(run) > 1])
+    for unit in units:
+        result.terms.update(unit.terms)
+    for leaf in _leaves(full):
+        name = getattr(leaf, "fieldname", None)
+        if isinstance(leaf, CharPrefix):
+            continue
         if isinstance(leaf, (wq.Prefix, wq.Wildcard)):
-            literal = re.split(r"[*?]", leaf.text, maxsplit=1)[0]
-            if name in TEXT_FIELDS and len(literal) < MIN_TEXT_PREFIX:
-                raise QueryError(
-                    f"the pattern {leaf.text}* is too short",
-                    f"put at least {MIN_TEXT_PREFIX} letters before the wildcard",
-                )
             if name in TEXT_FIELDS and isinstance(leaf, wq.Prefix):
                 result.prefixes.append(leaf.text)
             if name not in TEXT_FIELDS:
                 leaf.constantscore = True  # a filter: one merged document list, not one matcher per word
-        elif isinstance(leaf, wq.Term) and name in TEXT_FIELDS and isinstance(leaf.text, str):
-            result.terms.add(leaf.text)
-    if count > MAX_TERMS:
-        raise QueryError(f"the query has {count} parts", f"use fewer than {MAX_TERMS} words and filters")
+    if partial is not None:
+        for leaf in _leaves(partial):
+            if isinstance(leaf, (wq.Prefix, wq.Wildcard)) and getattr(leaf, "fieldname", None) not in TEXT_FIELDS:
+                leaf.constantscore = True
     result.finder = _prefilter(result)
     return result
 
@@ -218,6 +600,8 @@ def _leaves(q: wq.Query):
 def check_expansion(parsed: ParsedQuery, reader) -> None:
     """Refuse a pattern that matches so many words the search would crawl."""
     for leaf in _leaves(parsed.query):
+        if isinstance(leaf, CharPrefix):
+            continue
         if isinstance(leaf, (wq.Prefix, wq.Wildcard, wq.TermRange)) and leaf.field() in TEXT_FIELDS:
             try:
                 found = sum(1 for _ in islice(leaf._btexts(reader), MAX_EXPANSION + 1))
@@ -237,16 +621,18 @@ class Candidate:
     score: float
     stored: dict
     record: PageRecord
+    full: bool = True  # holds every query word
+    docnum: int = -1
 
 
 def order_candidates(candidates: list[Candidate]) -> list[Candidate]:
-    """Best score first, except that versions stay together, newest first.
+    """Full matches first, best score first, except that versions stay together, newest first.
 
     No page comes before a page in the results that (transitively) supersedes it,
     and the older versions of a page follow it directly: the current decision,
     then the ones it replaced, then the next best page.
     """
-    remaining = sorted(candidates, key=lambda c: (-c.score, c.path))
+    remaining = sorted(candidates, key=lambda c: (not c.full, -c.score, c.path))
     present = {c.path for c in remaining}
     placed: set[str] = set()
     ordered: list[Candidate] = []
@@ -269,35 +655,123 @@ def order_candidates(candidates: list[Candidate]) -> list[Candidate]:
     return ordered
 
 
+class DeadlineCollector(TimeLimitCollector):
+    """Whoosh's time limit without a timer thread per search (two searches a query made
+    two threads): the clock is read before each segment and every 64 documents."""
+
+    def __init__(self, child, deadline: float) -> None:
+        super().__init__(child, timelimit=0.0, use_alarm=False)
+        self.deadline = deadline
+
+    def prepare(self, top_searcher, q, context) -> None:
+        self.child.prepare(top_searcher, q, context)
+        self.timedout = False
+
+    def collect_matches(self) -> None:
+        child, deadline, clock = self.child, self.deadline, time.monotonic
+        if clock() >= deadline:
+            self.timedout = True
+            raise TimeLimit
+        for number, sub_docnum in enumerate(child.matches(), start=1):
+            child.collect(sub_docnum)
+            if not number & 63 and clock() >= deadline:
+                self.timedout = True
+                raise TimeLimit
+
+    def finish(self) -> None:
+        self.child.finish()
+
+
+def _collect(searcher, query: wq.Query, wanted: int, deadline: float):
+    collector = DeadlineCollector(searcher.collector(limit=wanted), deadline)
+    timed_out = False
+    try:
+        searcher.search_with_collector(query, collector)
+    except TimeLimit:
+        timed_out = True
+    return collector.results(), timed_out
+
+
+def _head_share(parsed: ParsedQuery, stored: dict) -> float:
+    if not parsed.units:
+        return 0.0
+    head = stored.get("head")
+    if not isinstance(head, str) or not head:
+        return 0.0
+    names = set(head.split())
+    return sum(1 for unit in parsed.units if unit.terms & names) / len(parsed.units)
+
+
+def _holds_run(matchers, docnum: int) -> bool:
+    """Do the posting lists (one per bigram, in order) show the bigrams at consecutive positions?"""
+    positions: list[set[int]] = []
+    for matcher in matchers:
+        if matcher.is_active() and matcher.id() < docnum:
+            matcher.skip_to(docnum)
+        if not matcher.is_active() or matcher.id() != docnum:
+            return False
+        positions.append(set(matcher.value_as("positions")))
+    first, rest = positions[0], positions[1:]
+    return any(all(start + step in later for step, later in enumerate(rest, start=1)) for start in first)
+
+
+def _rank_runs(searcher, parsed: ParsedQuery, candidates: list[Candidate]) -> None:
+    """Raise the candidates holding a query's CJK runs exactly (read from word positions:
+    only for these pages, which is much cheaper than a phrase query over the whole index)."""
+    if not parsed.runs or not candidates:
+        return
+    reader = searcher.reader()
+    text_field = searcher.schema["text"] if "text" in searcher.schema else None
+    if not getattr(text_field, "positions", False):
+        return
+    held = {cand.docnum: 0 for cand in candidates}
+    for run in parsed.runs:
+        try:
+            matchers = [reader.postings("text", term) for term in run]
+        except Exception:  # noqa: BLE001 - a bigram no page has (TermNotFound): nobody holds the run
+            continue
+        for docnum in sorted(held):
+            if _holds_run(matchers, docnum):
+                held[docnum] += 1
+    for cand in candidates:
+        if held[cand.docnum]:
+            cand.score *= 1.0 + RUN_BONUS * held[cand.docnum] / len(parsed.runs)
+
+
 def run_search(searcher, parsed: ParsedQuery, *, limit: int, root: Path) -> SearchResults:
     """Search, rank and cut snippets. Whoosh errors propagate (the caller treats them as damage)."""
     check_expansion(parsed, searcher.reader())
-    wanted = limit + 10
-    collector = TimeLimitCollector(searcher.collector(limit=wanted), timelimit=TIME_LIMIT, use_alarm=False)
-    timed_out = False
-    try:
-        searcher.search_with_collector(parsed.query, collector)
-    except TimeLimit:
-        timed_out = True
-    results = collector.results()
+    wanted = limit + EXTRA_CANDIDATES
     candidates: list[Candidate] = []
-    for hit in results:
-        stored = hit.fields()
-        path = stored.get("path")
-        record = PageRecord.from_stored(path, stored.get("rec")) if isinstance(path, str) else None
-        if record is None:
+    seen: set[str] = set()
+    timed_out = False
+    deadline = time.monotonic() + TIME_LIMIT
+    for query, full in ((parsed.query, True), (parsed.partial, False)):
+        if query is None or (not full and len(candidates) >= limit):
             continue
-        score = float(hit.score or 0.0)
-        if parsed.terms:
-            title_words = {stem(w.lower()) for w in WORD_RE.findall(f"{record.title} {path}")}
-            score *= 1.0 + TITLE_WEIGHT * len(parsed.terms & title_words) / len(parsed.terms)
-        if record.status != "current":
-            score *= SUPERSEDED_FACTOR
-        candidates.append(Candidate(path, score, stored, record))
+        results, stopped = _collect(searcher, query, wanted + len(candidates), deadline)
+        timed_out = timed_out or stopped
+        for hit in results:
+            stored = hit.fields()
+            path = stored.get("path")
+            if not isinstance(path, str) or path in seen:
+                continue
+            record = PageRecord.from_stored(path, stored.get("rec"))
+            if record is None:
+                continue
+            seen.add(path)
+            score = float(hit.score or 0.0) * (1.0 + HEAD_WEIGHT * _head_share(parsed, stored))
+            if record.status != "current":
+                score *= SUPERSEDED_FACTOR
+            candidates.append(Candidate(path, score, stored, record, full, hit.docnum))
+        if stopped:
+            break
+    _rank_runs(searcher, parsed, candidates)
     out = SearchResults()
     out.timed_out = timed_out
     for cand in order_candidates(candidates)[:limit]:
-        snippet, spans = make_snippet(root, cand.path, parsed, cand.stored.get("summary") or "")
+        lang = cand.stored.get("lang") or ""
+        snippet, spans = make_snippet(root, cand.path, parsed, cand.stored.get("summary") or "", lang)
         out.append(
             SearchHit(
                 path=cand.path,
@@ -308,61 +782,114 @@ def run_search(searcher, parsed: ParsedQuery, *, limit: int, root: Path) -> Sear
                 score=cand.score,
                 snippet=snippet,
                 highlights=spans,
+                partial=not cand.full,
             )
         )
     return out
 
 
 # ---------------------------------------------------------------------- snippets
-def _matches(word: str, parsed: ParsedQuery) -> bool:
-    lower = word.lower()
-    if lower in STOP_WORDS:
-        return False
-    if stem(lower) in parsed.terms:
-        return True
-    return any(lower.startswith(p) or stem(lower).startswith(p) for p in parsed.prefixes)
+def _matching(term: str, parsed: ParsedQuery) -> bool:
+    return term in parsed.terms or any(term.startswith(p) for p in parsed.prefixes)
 
 
-def _spans(text: str, parsed: ParsedQuery) -> list[tuple[int, int]]:
-    return [(m.start(), m.end()) for m in WORD_RE.finditer(text) if _matches(m.group(0), parsed)]
+def _folded(text: str, parsed: ParsedQuery) -> str:
+    """``text`` as the finder reads it: lower-case, accents folded, same offsets."""
+    if parsed.terms and not parsed.prefixes and all(CJK_RE.fullmatch(t) for t in parsed.terms):
+        return text  # CJK terms are found as written; folding a long page costs
+    return text.lower() if text.isascii() else find_fold(text)
 
 
-def _prefilter(parsed: ParsedQuery) -> re.Pattern | None:
-    """A regex that finds every place a query word could be (a word starts with most of its stem)."""
-    stems = {t[: max(MIN_TEXT_PREFIX, len(t) - 2)] for t in parsed.terms}
-    stems |= {p[: max(1, len(p) - 2)] or p for p in parsed.prefixes}
-    stems.discard("")
-    if not stems:
-        return None
-    return re.compile("|".join(re.escape(s) for s in sorted(stems, key=len, reverse=True)), re.IGNORECASE)
+def _chunk_start(text: str, at: int) -> int:
+    """Where the chunk holding ``text[at]`` starts (a word, or words joined by - . @ /)."""
+    while at > 0:
+        before = text[at - 1]
+        if WORD_CHAR_RE.match(before):
+            at -= 1
+        elif before in "-.@/" and at > 1 and WORD_CHAR_RE.match(text, at - 2) and WORD_CHAR_RE.match(text, at):
+            at -= 1
+        else:
+            break
+    return at
 
 
-def _best_line(body: str, parsed: ParsedQuery) -> str:
-    """The body line with the most distinct query words (a heading only if nothing better).
+def _hits(text: str, parsed: ParsedQuery, lang: str = "", limit: int = 400):
+    """(start, end, term) of the query's terms in ``text`` (as written).
 
-    Only words where the prefilter fires are looked at, not every word of the page.
+    The finder points at candidate places; a CJK term is where the finder found it,
+    any other word is the analysis of the chunk the finder landed in.
     """
     finder = parsed.finder
     if finder is None:
-        return ""
-    words_by_line: dict[int, set[str]] = {}
-    for found, match in enumerate(finder.finditer(body)):
-        if found > 400:
+        return
+    seen: set[int] = set()
+    for number, match in enumerate(finder.finditer(_folded(text, parsed))):
+        if number >= limit:
             break
-        at = match.start()
-        if at and (body[at - 1].isalnum() or body[at - 1] == "_"):
-            continue  # inside a word, not at its start
-        word = WORD_RE.match(body, at)
-        if word is None or not _matches(word.group(0), parsed):
+        key = match.group(0)
+        if CJK_RE.fullmatch(key):
+            if key in parsed.terms:
+                yield match.start(), match.end(), key
             continue
-        line_start = body.rfind("\n", 0, at) + 1
-        words_by_line.setdefault(line_start, set()).add(word.group(0).lower())
+        start = _chunk_start(text, match.start())
+        if start in seen:
+            continue
+        seen.add(start)
+        chunk = CHUNK_RE.match(text, start)
+        if chunk is None:
+            continue
+        raw = chunk.group(0)
+        norm = normalize(raw)
+        for _, piece_start, piece_end, piece in pieces_of(norm, lang)[0]:
+            if _matching(piece.term, parsed):
+                if len(norm) != len(raw):
+                    yield start, chunk.end(), piece.term
+                else:
+                    yield start + piece_start, start + piece_end, piece.term
+
+
+def _spans(text: str, parsed: ParsedQuery, lang: str = "") -> list[tuple[int, int]]:
+    """Character spans of ``text`` (as written) holding query words."""
+    merged: list[tuple[int, int]] = []
+    for start, end in sorted({(start, end) for start, end, _ in _hits(text, parsed, lang)}):
+        if merged and start <= merged[-1][1]:
+            merged[-1] = (merged[-1][0], max(end, merged[-1][1]))
+        else:
+            merged.append((start, end))
+    return merged
+
+
+def _prefilter(parsed: ParsedQuery) -> re.Pattern | None:
+    """A regex over ``find_fold`` text that finds every place a query word could be."""
+    keys: set[str] = set()
+    for term in parsed.terms:
+        if CJK_RE.fullmatch(term):
+            keys.add(term)
+        elif term and not re.search(r"[-.@/_]", term):
+            keys.add(term[: max(MIN_TEXT_PREFIX, len(term) - 2)])
+    keys |= {p[: max(1, len(p) - 2)] or p for p in parsed.prefixes}
+    keys.discard("")
+    if not keys:
+        return None
+    return re.compile("|".join(re.escape(k) for k in sorted(keys, key=len, reverse=True)))
+
+
+def _best_line(body: str, parsed: ParsedQuery, lang: str = "") -> str:
+    """The body line with the most distinct query words (a heading only if nothing better).
+
+    Only the places where the prefilter fires are analysed, not every word of the page.
+    """
+    terms_by_line: dict[int, set[str]] = {}
+    for start, _, term in _hits(body, parsed, lang):
+        terms_by_line.setdefault(body.rfind("\n", 0, start) + 1, set()).add(term)
     best, best_score = "", 0.0
-    for line_start, words in words_by_line.items():
+    for line_start, terms in terms_by_line.items():
         end = body.find("\n", line_start)
         raw = body[line_start : end if end >= 0 else len(body)]
-        score = len(words) - (0.5 if raw.lstrip().startswith("#") else 0.0)
-        if score > best_score or (score == best_score and best == ""):
+        score = sum(1 for unit in parsed.units if unit.terms & terms)
+        score += sum(1 for p in parsed.prefixes if any(t.startswith(p) for t in terms))
+        score -= 0.5 if raw.lstrip().startswith("#") else 0.0
+        if score > best_score:
             best, best_score = _LIST_MARK_RE.sub("", raw).strip(), score
     return best
 
@@ -407,17 +934,20 @@ def page_body(root: Path, path: str) -> str | None:
 
 
 def make_snippet(
-    root: Path, path: str, parsed: ParsedQuery, summary: str = ""
+    root: Path, path: str, parsed: ParsedQuery, summary: str = "", lang: str = ""
 ) -> tuple[str, list[tuple[int, int]]]:
-    """The body line that matches the most query words (else the summary), made safe, cut to size."""
+    """The body line that matches the most query words (else the summary), made safe, cut to size.
+
+    The snippet is the page's text as written; highlights are found by analysing it.
+    """
     body = page_body(root, path)
     if body is None:
         return "", []
-    best = _best_line(body, parsed) or summary.strip() or _first_line(body)
+    best = _best_line(body, parsed, lang) or summary.strip() or _first_line(body)
     snippet = one_line(best)
     if len(snippet) > SNIPPET_CHARS:
-        spans = _spans(snippet, parsed)
+        spans = _spans(snippet, parsed, lang)
         start = max(0, spans[0][0] - SNIPPET_CHARS // 3) if spans else 0
         cut = snippet[start : start + SNIPPET_CHARS]
         snippet = ("…" if start else "") + cut + ("…" if start + SNIPPET_CHARS < len(snippet) else "")
-    return snippet, _spans(snippet, parsed)
+    return snippet, _spans(snippet, parsed, lang)

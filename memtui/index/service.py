@@ -47,7 +47,7 @@ from whoosh import index as whoosh_index
 from memtui.dialects.open import reader_for
 from memtui.errors import MemtuiError
 from memtui.field.field import PageReader, scan
-from memtui.index.analysis import RECIPE, WORD_RE, build_schema
+from memtui.index.analysis import RECIPE, build_schema
 from memtui.index.errors import IndexUnavailableError, QueryError
 from memtui.index.indexer import (
     IndexGeneration,
@@ -66,7 +66,7 @@ from memtui.index.recall import (
     run_recall,
 )
 from memtui.index.scoring import WEIGHTING
-from memtui.index.search import parse_query, run_search
+from memtui.index.search import index_languages, parse_query, run_search
 from memtui.index.store import (
     IndexStore,
     Manifest,
@@ -228,14 +228,12 @@ class IndexService:
         """Ranked hits for ``query``; ``plain`` treats it as words only (no filters or operators)."""
         if not self._opened or self._ix is None:
             raise IndexUnavailableError("the search index is not open yet", "wait until it has been built")
-        if plain:
-            query = " ".join(word.lower() for word in WORD_RE.findall(query or ""))
-            if not query:
-                return SearchResults()
         limit = max(1, min(int(limit), 1000))
         with self._search_lock:
             searcher = self._current_searcher()
-            parsed = parse_query(query, searcher.schema)
+            parsed = parse_query(query, searcher.schema, plain=plain, langs=index_languages(searcher))
+            if parsed is None:
+                return SearchResults()
             try:
                 return run_search(searcher, parsed, limit=limit, root=self.root)
             except QueryError:
@@ -473,11 +471,13 @@ class IndexService:
             progress(0, len(golden.questions), "checking golden.yaml")
         with gen.ix.searcher(weighting=WEIGHTING) as searcher:
 
+            langs = index_languages(searcher)
+
             def search(question: str, k: int) -> list:
-                words = " ".join(w.lower() for w in WORD_RE.findall(question))
-                if not words:
+                parsed = parse_query(question, searcher.schema, plain=True, langs=langs)
+                if parsed is None:
                     return []
-                return run_search(searcher, parse_query(words, searcher.schema), limit=k, root=self.root)
+                return run_search(searcher, parsed, limit=k, root=self.root)
 
             return run_recall(golden, search)
 

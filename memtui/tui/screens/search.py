@@ -19,8 +19,9 @@ from memtui.tui.events import FieldEvent
 from memtui.tui.widgets.status_bar import StatusBar
 
 HELP = (
-    "words, \"phrases\", AND/OR/NOT · filters: kind:semantic subject:decision/* tag:suggested "
-    "status:current|superseded|quarantined|unreviewed origin:agent path:notes/*"
+    "words (pages with all of them first), \"phrases\", #tag, AND/OR/NOT · filters: kind:semantic "
+    "subject:decision/* tag:suggested ftag:NAME status:current|superseded|quarantined|unreviewed "
+    "origin:agent path:notes/* lang:ru"
 )
 TRUST_BADGE = {"quarantined": ("⛔", "quarantined", "error"), "unreviewed": ("◌", "unreviewed", "warning")}
 DEBOUNCE = 0.12
@@ -35,6 +36,8 @@ def hit_prompt(hit, colours: dict[str, str]) -> Text:
     badge = TRUST_BADGE.get(hit.trust)
     if badge:
         text.append(f"{badge[0]} {badge[1]} ", style=f"bold {colours.get(badge[2], '')}")
+    if getattr(hit, "partial", False):
+        text.append("≈ some words ", style=f"{colours.get('warning', '')}")
     text.append(one_line(hit.title, 80), style="bold" if hit.status == "current" else "")
     text.append(f"  {one_line(hit.path)}", style="dim")
     text.append(f"  {hit.score:.2f}", style="dim")
