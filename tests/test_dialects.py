@@ -489,3 +489,20 @@ def test_openclaw_reply_tags_are_not_links(tmp_path):
     root = fx.openclaw_workspace(tmp_path / "ws")
     make_field(root, {"memory/2026-11-04.md": "# 2026-11-04\n\n[[reply_to_current]] Done, the backup ran.\n"})
     assert run_checks(open_field(root)) == []
+
+
+def test_search_filters_read_the_dialect_as_the_field_does(tmp_path):
+    root = fx.sidecar_store(tmp_path / "repo")
+    with IndexService(root) as svc:
+        svc.open()
+        assert {h.title for h in svc.search("kind:decision")} == {
+            "Public API: REST", "Public API: GraphQL", "Public API: tRPC"
+        }
+        assert {h.title for h in svc.search("origin:user")} == {"Public API: tRPC"}
+        (hit,) = svc.search("tRPC kind:decision status:current")
+        assert hit.id == "decision.public-api-trpc"
+    memory = fx.claude_auto_memory(tmp_path / "cc")
+    with IndexService(memory) as svc:
+        svc.open()
+        assert [h.title for h in svc.search("kind:feedback")] == ["Deploy windows"]
+        assert [h.title for h in svc.search("Tuesday Thursday mornings")][:1] == ["Deploy windows"]  # description
