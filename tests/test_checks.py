@@ -32,7 +32,7 @@ from memtui.field.field import Field
 from tests.conftest import SAMPLE_FIELD
 from tests.helpers_field import make_field, page
 
-TAGGED = "A line that states a fact clearly. [stated]\n"
+TAGGED = "A line that states a fact clearly. [observed]\n"
 GOOD_FM = "id: mem_a\ntitle: A page\nkind: semantic\norigin: agent\nconfidence: 0.9\nvalid_from: 2026-01-01"
 
 
@@ -195,16 +195,16 @@ CASES: dict[str, Case] = {
         {"notes/a.md": "Weekly check-in on Thursdays with Luis\n", "daily/2026-01-01.md": "Untagged lines in a daily log\n",
          "notes/b.md": TAGGED},
         {
-            "notes/a.md": "Weekly check-in on Thursdays with Luis [stated]\n",
+            "notes/a.md": "Weekly check-in on Thursdays with Luis [observed]\n",
             "daily/2026-01-01.md": "Untagged lines in a daily log\n",
             "notes/b.md": TAGGED,
         },
         expected_line=1,
     ),
     "link-broken": Case(
-        {"notes/a.md": "See [[Brightline Procurement Policy]] for details. [stated]\n"},
+        {"notes/a.md": "See [[Brightline Procurement Policy]] for details. [observed]\n"},
         {
-            "notes/a.md": "See [[Brightline Procurement Policy]] for details. [stated]\n",
+            "notes/a.md": "See [[Brightline Procurement Policy]] for details. [observed]\n",
             "notes/policy.md": page("title: Brightline Procurement Policy", TAGGED),
         },
         expected_line=1,
@@ -292,19 +292,19 @@ CASES: dict[str, Case] = {
     ),
     "utf8-invalid": Case(
         {"notes/a.md": b"Caf\xe9 was closed on Monday. [stated]\n"},
-        {"notes/a.md": "Café was closed on Monday. [stated]\n"},
+        {"notes/a.md": "Café was closed on Monday. [observed]\n"},
     ),
     "control-chars": Case(
-        {"notes/a.md": "A title \x1b[2J that clears. [stated]\n"},
-        {"notes/a.md": "A title ^[[2J that is text. [stated]\n"},
+        {"notes/a.md": "A title \x1b[2J that clears. [observed]\n"},
+        {"notes/a.md": "A title ^[[2J that is text. [observed]\n"},
     ),
     "bidi-override": Case(
-        {"notes/a.md": "Renewal date \u202e10-01\u202c is set. [stated]\n"},
-        {"notes/a.md": "Renewal date 10-01 is set. [stated]\n"},
+        {"notes/a.md": "Renewal date \u202e10-01\u202c is set. [observed]\n"},
+        {"notes/a.md": "Renewal date 10-01 is set. [observed]\n"},
     ),
     "zero-width": Case(
-        {"notes/a.md": "Pay\u200bpal account is verified. [stated]\n"},
-        {"notes/a.md": "Paypal account is verified. [stated]\n"},
+        {"notes/a.md": "Pay\u200bpal account is verified. [observed]\n"},
+        {"notes/a.md": "Paypal account is verified. [observed]\n"},
     ),
     "binary-file": Case({"notes/a.md": b"\x00\x01\x02binary"}, {"notes/a.md": b"# Plain text, no NUL bytes\n"}),
     "page-too-large": Case(
@@ -351,6 +351,19 @@ CASES: dict[str, Case] = {
          "memory/decisions/a.json": aictx_sidecar("Body of a decision.\n")},
         {**AICTX_CONFIG, "memory/decisions/a.md": "Body of a decision.\n",
          "memory/decisions/a.json": aictx_sidecar("Body of a decision.\n")},
+    ),
+    "tag-promoted": Case(
+        {"notes/a.md": "- ~~Deploy on Fridays [suggested]~~ superseded 2026-02-01\n- Deploy on Fridays [stated]\n"},
+        {"notes/a.md": "- ~~Deploy on Fridays [suggested]~~ superseded 2026-02-01\n"
+                       "- Deploy on Fridays (standup 2026-02-01) [stated]\n"},  # a new source came with the tag
+        expected_line=2,
+    ),
+    "stated-uncited": Case(
+        {"notes/a.md": page("sources: [sessions/s.md]", "Maya chose Postgres. [stated]\n"),
+         "sessions/s.md": "Maya: let's use Postgres.\n"},
+        {"notes/a.md": page("sources: [sessions/s.md]", "Maya chose Postgres [cite:1]. [stated]\n"),
+         "sessions/s.md": "Maya: let's use Postgres.\n"},
+        expected_line=4,
     ),
     "settings-invalid": Case(
         {"memtui.toml": "[rules]\nno-such-rule = 'off'\n", "notes/a.md": TAGGED},
@@ -433,7 +446,7 @@ def test_check_page_gives_one_pages_findings(tmp_path):
         tmp_path / "f",
         {
             "MEMORY.md": "# MEMORY\n- gone: notes/gone.md\n",
-            "notes/a.md": page("id: a\nkind: opinion\nsupersedes: [nope]", "See [[Nobody]] today. [stated]\n"),
+            "notes/a.md": page("id: a\nkind: opinion\nsupersedes: [nope]", "See [[Nobody]] today. [observed]\n"),
             "notes/b.md": page("kind: opinion", TAGGED),
         },
     )
@@ -498,14 +511,18 @@ EXPECTED: dict[str, list[tuple[str, str, str | int]]] = {
     "notes/harbor-naming-opinion.md": [("kind-unknown", "notes/harbor-naming-opinion.md", "'opinion'")],
     "knowledge/entities/portlink.md": [("confidence-range", "knowledge/entities/portlink.md", "1.4")],
     "knowledge/projects/arch-review-2026-04-notes.md": [
-        ("page-size", "knowledge/projects/arch-review-2026-04-notes.md", "8,340 bytes")
+        ("page-size", "knowledge/projects/arch-review-2026-04-notes.md", "8,421 bytes")
     ],
     "projects/brightline-pilot.md": [
         ("untagged-claim", "projects/brightline-pilot.md", "Weekly check-in on Thursdays with Luis"),
         ("untagged-claim", "projects/brightline-pilot.md", "Brightline queries shipments by PO number"),
         ("untagged-claim", "projects/brightline-pilot.md", "Dana told Luis about the incident the same week"),
+        ("tag-promoted", "projects/brightline-pilot.md", "[suggested] -> [stated] without a new citation"),
     ],
     "notes/q3-digest.md": [("generated-no-sources", "notes/q3-digest.md", "no sources")],
+    "notes/feedback-short-status-replies.md": [
+        ("stated-uncited", "notes/feedback-short-status-replies.md", "Maya wants replies")
+    ],
     "notes/meeting-times-mornings.md + notes/meeting-times-afternoons.md": [
         ("contradiction", "notes/meeting-times-mornings.md", "notes/meeting-times-afternoons.md"),
         ("contradiction", "notes/meeting-times-afternoons.md", "notes/meeting-times-mornings.md"),
@@ -539,7 +556,7 @@ def test_the_expected_table_covers_every_line_of_the_readme():
     listed = {where for where, _ in _readme_problem_lines()}
     # Proposal staleness and conflicts are reported by the proposal review, not by `check`.
     assert listed == set(EXPECTED) | PROPOSAL_LINES
-    assert len(_readme_problem_lines()) == 17
+    assert len(_readme_problem_lines()) == 19
 
 
 @pytest.fixture(scope="module")
@@ -548,7 +565,7 @@ def sample_findings(tmp_path_factory):
 
     root = tmp_path_factory.mktemp("sample") / "sample-field"
     shutil.copytree(SAMPLE_FIELD, root, symlinks=True, ignore=shutil.ignore_patterns(".memtui"))
-    return run_checks(Field.load(root, use_cache=False)), root
+    return run_checks(open_field(root, use_cache=False)), root
 
 
 def _line_text(root: Path, path: str, line: int) -> str:
@@ -585,7 +602,7 @@ def test_sample_field_severity_summary(sample_findings):
     summary = summarise(found, 73)
     assert summary["errors"] == sum(1 for f in found if f.severity == ERROR)
     assert summary["by_rule"]["untagged-claim"] == 3
-    assert summary["info"] == 0
+    assert summary["info"] == 1  # the deliberate uncited [stated] claim
 
 
 def test_the_sample_field_copy_is_untouched_by_checks(sample_field):

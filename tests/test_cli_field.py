@@ -56,7 +56,7 @@ def test_check_output_is_inert(sample_field, capsys):
 
 
 def test_check_exit_codes(tmp_path, capsys):
-    clean = make_field(tmp_path / "clean", {"notes/a.md": "A fact with a source tag here. [stated]\n"})
+    clean = make_field(tmp_path / "clean", {"notes/a.md": "A fact with a source tag here. [observed]\n"})
     code, out, _ = run_cli(["check", clean], capsys)
     assert code == 0 and "1 pages, 0 errors, 0 warnings, 0 notes" in out
 

@@ -301,11 +301,11 @@ def test_basic_memory_categories_are_not_source_tags(tmp_path):
 
 
 def test_rule_settings_change_severities_switch_rules_off_and_say_so(tmp_path, capsys):
-    long_page = "---\ntitle: Long\n---\n" + "A sentence that states something clearly. [stated]\n" * 300
+    long_page = "---\ntitle: Long\n---\n" + "A sentence that states something clearly. [observed]\n" * 300
     root = make_field(tmp_path / "f", {
         "notes/long.md": long_page,
-        "notes/links.md": "See [[Nowhere]]. [stated]\n",
-        "templates/t.md": "See [[Template Target]]. [stated]\n",
+        "notes/links.md": "See [[Nowhere]]. [observed]\n",
+        "templates/t.md": "See [[Template Target]]. [observed]\n",
         "memtui.toml": "ignore = ['templates/**']\n[rules]\npage-size = 'off'\nlink-broken = 'info'\n",
     })
     code, out = _check_json(root, capsys)
@@ -319,7 +319,7 @@ def test_rule_settings_change_severities_switch_rules_off_and_say_so(tmp_path, c
 
 
 def test_a_broken_memtui_toml_changes_nothing_and_is_reported(tmp_path):
-    root = make_field(tmp_path / "f", {"memtui.toml": "[rules\npage-size = 'off'\n", "notes/a.md": "A. [stated]\n"})
+    root = make_field(tmp_path / "f", {"memtui.toml": "[rules\npage-size = 'off'\n", "notes/a.md": "A. [observed]\n"})
     found = run_checks(open_field(root))
     assert [f.rule for f in found] == ["settings-invalid"]
 

@@ -340,9 +340,9 @@ def test_wikilinks_of_every_form_resolve_in_the_checks(tmp_path):
             "people/dana-ruiz.md": page("id: mem_dana\ntitle: Dana Ruiz", "# Dana\n"),
             "decisions/trpc.md": page("uuid: 0b6f6c5e-0000-4000-8000-000000000001\ntitle: 'Public API decision: tRPC'"),
             "knowledge/projects/harbor.md": (
-                "Title [[Dana Ruiz]], id [[mem_dana]], uuid [[0b6f6c5e-0000-4000-8000-000000000001]]. [stated]\n"
-                "Stem [[dana-ruiz]], path [[../../people/dana-ruiz.md]], slug [[public-api-decision-trpc]]. [stated]\n"
-                "Labelled [[Dana Ruiz|Dana]] and sectioned [[decisions/trpc#Rollout]]; broken [[Nobody Here]]. [stated]\n"
+                "Title [[Dana Ruiz]], id [[mem_dana]], uuid [[0b6f6c5e-0000-4000-8000-000000000001]]. [observed]\n"
+                "Stem [[dana-ruiz]], path [[../../people/dana-ruiz.md]], slug [[public-api-decision-trpc]]. [observed]\n"
+                "Labelled [[Dana Ruiz|Dana]] and sectioned [[decisions/trpc#Rollout]]; broken [[Nobody Here]]. [observed]\n"
             ),
         },
     )

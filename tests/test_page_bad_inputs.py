@@ -45,8 +45,8 @@ BAD_PAGES: dict[str, tuple[bytes, str | None]] = {
     "notes/alias-bomb.md": (ALIAS_BOMB.encode(), "yaml-alias"),
     "notes/python-tag.md": (b"---\nx: !!python/object/apply:os.system ['echo pwned']\n---\nbody\n", "yaml-invalid"),
     "notes/bad-utf8.md": (b"---\ntitle: fine\n---\nA caf\xe9 line with bad bytes\n", "utf8-invalid"),
-    "notes/bom.md": ("\ufeff---\ntitle: BOM page\n---\nA clean line about BOMs [stated]\n".encode(), None),
-    "notes/crlf.md": (b"---\r\ntitle: CRLF page\r\n---\r\nA clean line about line ends [stated]\r\n", None),
+    "notes/bom.md": ("\ufeff---\ntitle: BOM page\n---\nA clean line about BOMs [observed]\n".encode(), None),
+    "notes/crlf.md": (b"---\r\ntitle: CRLF page\r\n---\r\nA clean line about line ends [observed]\r\n", None),
     "notes/unclosed.md": (b"---\ntitle: no closing fence\nbody text\n", "frontmatter-unclosed"),
     "notes/empty.md": (b"", "empty-page"),
     "notes/binary.md": (b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR" + bytes(range(256)), "binary-file"),
@@ -103,11 +103,11 @@ def test_bom_and_crlf_pages_parse_like_plain_ones(tmp_path):
     crlf = read_page(tmp_path, "notes/crlf.md")
     assert bom.has_bom and bom.title == "BOM page" and bom.hazards == []
     assert crlf.newline == "\r\n" and crlf.title == "CRLF page" and crlf.hazards == []
-    assert bom.tag_counts["stated"] == crlf.tag_counts["stated"] == 1
+    assert bom.tag_counts["observed"] == crlf.tag_counts["observed"] == 1
 
 
 def test_a_bom_in_the_middle_of_a_page_is_a_hidden_character(tmp_path):
-    write_page(tmp_path, "a.md", "Text with a hidden\ufeff mark in the middle [stated]\n")
+    write_page(tmp_path, "a.md", "Text with a hidden\ufeff mark in the middle [observed]\n")
     info = read_page(tmp_path, "a.md")
     assert [(h[0], h[2]) for h in info.hazards] == [(1, "zero-width")]
 
@@ -227,7 +227,7 @@ def test_a_fifo_named_like_a_page_never_blocks_the_reader(tmp_path):
 
 
 def test_hostile_text_becomes_hazard_findings(tmp_path):
-    text = "Title with \x1b]0;pwned\x07 and \x1b[2J here [stated]\nReversed \u202etext\u202c and hidden\u200bspace [stated]\n"
+    text = "Title with \x1b]0;pwned\x07 and \x1b[2J here [observed]\nReversed \u202etext\u202c and hidden\u200bspace [observed]\n"
     write_page(tmp_path, "notes/hostile.md", text)
     found = run_checks(Field.load(tmp_path, use_cache=False))
     got = sorted((f.rule, f.line) for f in found)
@@ -245,7 +245,7 @@ def test_hostile_text_becomes_hazard_findings(tmp_path):
 def test_hidden_tag_characters_are_found_and_spelled_out(tmp_path):
     # "ASCII smuggling": invisible Unicode tag characters carrying an instruction.
     hidden = "".join(chr(0xE0000 + ord(c)) for c in "curl")
-    write_page(tmp_path, "notes/smuggled.md", f"Pricing is unchanged.{hidden} [stated]\n")
+    write_page(tmp_path, "notes/smuggled.md", f"Pricing is unchanged.{hidden} [observed]\n")
     found = [f for f in run_checks(Field.load(tmp_path, use_cache=False)) if f.path == "notes/smuggled.md"]
     assert [(f.rule, f.line) for f in found] == [("zero-width", 1)] * 4
     by_column = sorted(found, key=lambda f: int(f.message.rsplit(" ", 1)[1]))

@@ -8,7 +8,12 @@ from pathlib import Path
 import pytest
 
 from memtui.tui.screens.dialogs import ChoiceDialog
-from memtui.tui.screens.editor import DiffScreen, EditorScreen, set_line_tag, supersede_line
+from memtui.tui.screens.editor import (
+    DiffScreen,
+    EditorScreen,
+    set_line_tag,
+    supersede_line,
+)
 from tests.helpers import write_page
 from tests.helpers_tui import SIZE, make_app, wait_ready
 

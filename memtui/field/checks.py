@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from memtui.field import trust as trust_mod
+from memtui.field.claims import field_claims
 from memtui.field.page import KINDS, ORIGINS
 from memtui.field.rule_settings import SETTINGS_FILE, RuleSettings
 from memtui.field.rule_settings import load as load_rule_settings
@@ -93,6 +94,10 @@ _RULES = [
     Rule("sidecar-invalid", WARNING, "a page of a JSON-sidecar store has no sidecar, or one that does not parse"),
     Rule("sidecar-hash-mismatch", WARNING, "the body or sidecar changed since the store recorded its content hash"),
     Rule("settings-invalid", ERROR, "memtui.toml does not parse or names an unknown rule or severity"),
+    Rule("tag-promoted", WARNING,
+         "a claim's source tag rose (suggested < inferred < observed < stated) since an earlier version, "
+         "without a new citation"),
+    Rule("stated-uncited", INFO, "a current [stated] claim that cites nothing (no [cite:N], no source on the line)"),
 ]
 RULES: dict[str, Rule] = {rule.id: rule for rule in _RULES}
 _HAZARD_RULE = {"control": "control-chars", "bidi": "bidi-override", "zero-width": "zero-width"}
@@ -377,6 +382,24 @@ def _memory_findings(field: Field, index: str = "MEMORY.md") -> list[Finding]:
     return out
 
 
+def claim_findings(field: Field, paths: set[str] | None = None) -> list[Finding]:
+    """Tags that rose without evidence, and current [stated] claims that cite nothing (memtui's format)."""
+    out: list[Finding] = []
+    for claim in field_claims(field):
+        if paths is not None and claim.path not in paths:
+            continue
+        if field.pages[claim.path].dialect != "memtui" or claim.path.startswith("sessions/"):
+            continue  # source tags are memtui's convention; transcripts are evidence, not claims
+        if claim.promoted_from and not claim.new_citation:
+            out.append(_finding(
+                "tag-promoted", claim.path, claim.line,
+                f"[{claim.promoted_from}] -> [{claim.tag}] without a new citation: {claim.text[:80]}",
+            ))
+        elif claim.tag == "stated" and not claim.cited and not claim.cites and claim.status == "current":
+            out.append(_finding("stated-uncited", claim.path, claim.line, f"cites nothing: {claim.text[:80]}"))
+    return out
+
+
 def rule_settings(field: Field) -> RuleSettings:
     """The field's ``memtui.toml`` (read again each time: an agent may change it)."""
     return load_rule_settings(field.root, set(RULES), SEVERITIES)
@@ -395,6 +418,7 @@ def run_checks(field: Field, *, include_info: bool = True) -> list[Finding]:
     for index in index_pages(field):
         findings.extend(_memory_findings(field, index))
     findings.extend(field.reader.checks(field))
+    findings.extend(claim_findings(field))
     settings = rule_settings(field)
     findings.extend(_finding("settings-invalid", SETTINGS_FILE, None, problem) for problem in settings.problems)
     findings = settings.apply(findings, {rule.id: rule.severity for rule in _RULES})
@@ -420,6 +444,7 @@ def check_page(field: Field, path: str) -> list[Finding]:
     if path in index_pages(field):
         findings.extend(_memory_findings(field, path))
     findings.extend(f for f in field.reader.checks(_Single(field, info)) if f.path == path)
+    findings.extend(claim_findings(field, {path}))
     return sort_findings(rule_settings(field).apply(findings, {rule.id: rule.severity for rule in _RULES}))
 
 

@@ -282,3 +282,74 @@ def unstage(root: Path, paths: list[str]) -> None:
         run(root, "rm", "--cached", "-q", "--ignore-unmatch", "--", *paths, check=False)
     else:
         run(root, "reset", "-q", "HEAD", "--", *paths, check=False)
+
+
+def previous_blobs(root: Path, paths: dict[str, object], *, commits: int = 1000) -> dict[str, bytes]:
+    """Each path's previous revision: the version before the one on disk.
+
+    When the file on disk differs from HEAD, that is HEAD's version; when it is HEAD's,
+    the version before the last commit that changed it. Plumbing only, no filters
+    (``hash-object --no-filters``), at most ``commits`` commits looked at; paths git
+    does not track, or with no earlier version, are left out.
+    """
+    if not paths or head(root) is None:
+        return {}
+    listing = run(root, "ls-tree", "-r", "-z", "HEAD").stdout
+    at_head: dict[str, str] = {}
+    for item in listing.split(b"\x00"):
+        meta, _, name = item.partition(b"\t")
+        if not name:
+            continue
+        mode, kind, sha = meta.decode("ascii", "replace").split(" ")[:3]
+        if kind == "blob" and mode in (MODE_FILE, MODE_EXEC):
+            at_head[name.decode("utf-8", "surrogateescape")] = sha
+    tracked_paths = [p for p in paths if p in at_head]
+    if not tracked_paths:
+        return {}
+    hashed = run(
+        root, "hash-object", "--no-filters", "--stdin-paths",
+        input="\n".join(tracked_paths).encode("utf-8", "surrogateescape") + b"\n",
+    ).stdout.decode("ascii", "replace").split()
+    specs: dict[str, str] = {}
+    unchanged: list[str] = []
+    for path, blob in zip(tracked_paths, hashed):
+        if blob != at_head[path]:
+            specs[path] = at_head[path]
+        else:
+            unchanged.append(path)
+    if unchanged:
+        wanted = set(unchanged)
+        log = run(root, "log", f"--max-count={commits}", "--no-renames", "--format=%x00%H", "--name-only", "-z",
+                  "HEAD").stdout.decode("utf-8", "surrogateescape")
+        commit = ""
+        for token in log.split("\x00"):
+            token = token.strip("\n")
+            if not token:
+                continue
+            if len(token) == 40 and all(c in "0123456789abcdef" for c in token):
+                commit = token
+                continue
+            if token in wanted and commit:
+                specs[token] = f"{commit}^:{token}"
+                wanted.discard(token)
+            if not wanted:
+                break
+    if not specs:
+        return {}
+    order = list(specs)
+    request = "\n".join(specs[p] for p in order).encode("utf-8", "surrogateescape") + b"\n"
+    output = run(root, "cat-file", "--batch", input=request).stdout
+    out: dict[str, bytes] = {}
+    pos = 0
+    for path in order:
+        end = output.find(b"\n", pos)
+        if end < 0:
+            break
+        header = output[pos:end].split(b" ")
+        pos = end + 1
+        if len(header) < 3 or header[1] != b"blob":
+            continue  # "missing": no earlier version
+        size = int(header[2])
+        out[path] = output[pos : pos + size]
+        pos += size + 1
+    return out

@@ -1,0 +1,415 @@
+"""Claims: every line of a page that carries a source tag, as data, and the tags that rose.
+
+A *claim* is one body line with a source tag (``[stated]`` ``[observed]``
+``[inferred]`` ``[suggested]``), or a struck-through history line that had one.
+Tags inside code are examples, not claims (``memtui.field.body`` masks them).
+
+The question an auditor asks first is which facts are the agent's own ideas
+presented as the user's decisions. A claim is *promoted* when the same claim
+(same text after folding case, whitespace, the tag, citations and a trailing
+provenance) had a weaker tag in an earlier version: an earlier page of its
+supersede chain, a struck line of the same page, or the page's previous git
+revision. Strength: suggested < inferred < observed < stated.
+
+``page_claims`` reads one page version (cached by content hash: a page is read
+for its claims once); ``field_claims`` puts every page's claims in the field's
+context (history status, trust, promotions). Both never raise for a bad page.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import threading
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from memtui.field import body as body_mod
+from memtui.field.page import PageInfo, decode
+from memtui.store import gitrepo
+from memtui.store.files import read_bytes, sha256_bytes
+from memtui.store.safe_write import write_internal_file
+
+STRENGTH = {"suggested": 0, "inferred": 1, "observed": 2, "stated": 3}
+TAGS = tuple(STRENGTH)
+CURRENT_LINE = "current"
+STRUCK_LINE = "struck"
+CACHE_FILE = "claims.json"
+CACHE_SCHEMA = 1
+MAX_CLAIM_PAGE_BYTES = 2 * 1024 * 1024  # as the page parser's limit
+MEMORY_CACHE_LIMIT = 200_000  # page versions kept in memory (content hash -> claims)
+
+_MARKER_RE = re.compile(r"^\s*(?:[-*+]|\d+[.)])\s+(?:\[[ xX]\]\s+)?")
+_STRIKE_RE = re.compile(r"~~(.+?)~~")
+_SUPERSEDED_TAIL_RE = re.compile(r"\s*superseded\b.*$", re.IGNORECASE)
+_PROVENANCE_RE = re.compile(r"\(([^()]*\d{4}-\d{2}-\d{2}[^()]*)\)[\s.;:,!]*$")
+_URL_RE = re.compile(r"https?://[^\s)>\]]+", re.IGNORECASE)
+_MD_PATH_RE = re.compile(r"(?<![\w/.-])(?:[\w.-]+/)+[\w.-]+\.md(?:#[\w-]+)?")
+_SPACE_RE = re.compile(r"\s+")
+_PUNCT_TAIL_RE = re.compile(r"[\s.;:,!]+$")
+
+
+@dataclass(frozen=True, slots=True)
+class LineClaim:
+    """One claim as a page version states it (no field context)."""
+
+    line: int
+    text: str  # the line without its tag, list marker and strike marks
+    tag: str
+    struck: bool
+    key: str  # how it is compared with other versions
+    cites: tuple[int, ...]  # [cite:N] numbers on the line
+    sources: tuple[str, ...]  # sources written on the line itself (links, paths, dated provenance)
+
+    def to_list(self) -> list[Any]:
+        return [self.line, self.text, self.tag, self.struck, self.key, list(self.cites), list(self.sources)]
+
+    @classmethod
+    def from_list(cls, item: list[Any]) -> LineClaim:
+        line, text, tag, struck, key, cites, sources = item
+        return cls(int(line), str(text), str(tag), bool(struck), str(key), tuple(int(c) for c in cites),
+                   tuple(str(s) for s in sources))
+
+
+@dataclass(slots=True)
+class Claim:
+    """A claim in its field: where, what, how sure, on what evidence, and whether it rose."""
+
+    path: str
+    line: int
+    text: str
+    tag: str
+    cited: bool
+    citations: list[str]
+    line_status: str  # current | struck
+    page_status: str  # current | superseded | stale
+    trust: str
+    promoted_from: str | None = None
+    new_citation: bool = False  # when promoted: cites something the weaker version did not
+    key: str = field(default="", repr=False)
+    cites: tuple[int, ...] = field(default=(), repr=False)  # [cite:N] numbers written, resolved or not
+
+    @property
+    def status(self) -> str:
+        """``superseded`` when its line is struck or its page is no longer current, else ``current``."""
+        return "current" if self.line_status == CURRENT_LINE and self.page_status == "current" else "superseded"
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "path": self.path,
+            "line": self.line,
+            "text": self.text,
+            "tag": self.tag,
+            "cited": self.cited,
+            "citations": list(self.citations),
+            "line_status": self.line_status,
+            "page_status": self.page_status,
+            "trust": self.trust,
+            "promoted_from": self.promoted_from,
+        }
+
+
+# ---------------------------------------------------------------------- one page version
+
+
+def normalise(text: str) -> str:
+    """The claim as compared across versions: no tag, citations, trailing provenance; folded."""
+    text = body_mod.TAG_RE.sub(" ", text)
+    text = body_mod.CITE_RE.sub(" ", text)
+    text = _PROVENANCE_RE.sub(" ", text.rstrip())
+    return _PUNCT_TAIL_RE.sub("", _SPACE_RE.sub(" ", text).strip()).casefold()
+
+
+def _line_sources(text: str) -> tuple[str, ...]:
+    """Sources written on the line itself: links, URLs, page paths, a dated provenance "(planning 2026-08-20)"."""
+    text = body_mod.TAG_RE.sub("", text).rstrip()
+    found = [m.group(2) for m in body_mod.MD_LINK_RE.finditer(text)]
+    found += [u for u in _URL_RE.findall(text) if u not in found]
+    found += [p for p in _MD_PATH_RE.findall(body_mod.MD_LINK_RE.sub(" ", text)) if p not in found]
+    provenance = _PROVENANCE_RE.search(text)
+    if provenance:
+        found.append(provenance.group(1).strip())
+    return tuple(found)
+
+
+def claims_of_text(text: str, first_line: int = 1) -> list[LineClaim]:
+    """The claims of a page body (``first_line``: the file line of its first line)."""
+    out: list[LineClaim] = []
+    parsed = body_mod.parse_body(text, first_line)
+    for line in parsed.lines:
+        if not line.tags or line.kind in ("heading", "code", "fence"):
+            continue
+        raw = line.text
+        scan = body_mod.mask_code_spans(raw) if "`" in raw else raw
+        struck = line.kind == "struck"
+        shown = raw
+        if struck:
+            inner = _STRIKE_RE.search(raw)
+            shown = inner.group(1) if inner else raw
+            tags = [t.lower() for t in body_mod.TAG_RE.findall(inner.group(1) if inner else scan)]
+            tag = tags[-1] if tags else line.tags[-1]
+        else:
+            tag = line.tags[-1]
+        shown = _MARKER_RE.sub("", shown, count=1)
+        shown = _SUPERSEDED_TAIL_RE.sub("", shown) if struck else shown
+        clean = _SPACE_RE.sub(" ", body_mod.TAG_RE.sub("", shown)).strip()
+        cites = tuple(int(n) for m in body_mod.CITE_RE.finditer(scan) for n in m.group(1).split(","))
+        out.append(LineClaim(line.number, clean, tag, struck, normalise(shown), cites, _line_sources(shown)))
+    return out
+
+
+def claims_of_bytes(data: bytes, info: PageInfo | None = None) -> list[LineClaim]:
+    """The claims of a page's bytes (its body, after any frontmatter)."""
+    if not data or len(data) > MAX_CLAIM_PAGE_BYTES or b"\x00" in data[:8192]:
+        return []
+    text, _ = decode(data)
+    if info is not None and info.sha256 == sha256_bytes(data):
+        return claims_of_text(text[info.body_offset :], info.body_line)
+    from memtui.field.frontmatter import locate
+
+    fm = locate(text)
+    return claims_of_text(text[fm.body_offset :], fm.body_line)
+
+
+class ClaimCache:
+    """Claims by content hash, in memory and in the field's cache folder (``claims.json``)."""
+
+    def __init__(self) -> None:
+        self._by_sha: dict[str, list[LineClaim]] = {}
+        self._lock = threading.Lock()
+        self._loaded: set[Path] = set()
+        self._dirty = False
+
+    def get(self, sha: str) -> list[LineClaim] | None:
+        return self._by_sha.get(sha)
+
+    def put(self, sha: str, claims: list[LineClaim]) -> None:
+        with self._lock:
+            if len(self._by_sha) > MEMORY_CACHE_LIMIT:
+                self._by_sha.clear()
+            self._by_sha[sha] = claims
+            self._dirty = True
+
+    def load(self, cache_dir: Path | None) -> None:
+        """Read the cache file once per process (best effort)."""
+        if cache_dir is None or cache_dir in self._loaded:
+            return
+        self._loaded.add(cache_dir)
+        try:
+            with open(Path(cache_dir) / CACHE_FILE, encoding="utf-8") as handle:
+                header = json.loads(handle.readline() or "null")
+                if not isinstance(header, dict) or header.get("schema") != CACHE_SCHEMA:
+                    return
+                for line in handle:
+                    sha, items = json.loads(line)
+                    if isinstance(sha, str) and sha not in self._by_sha:
+                        self._by_sha[sha] = [LineClaim.from_list(item) for item in items]
+        except (OSError, ValueError, TypeError):
+            return
+
+    def save(self, cache_dir: Path | None, keep: Iterable[str]) -> None:
+        """Write the claims of the page versions in ``keep`` (best effort: the cache is disposable)."""
+        if cache_dir is None or not self._dirty:
+            return
+        lines = [json.dumps({"schema": CACHE_SCHEMA})]
+        for sha in dict.fromkeys(keep):
+            claims = self._by_sha.get(sha)
+            if claims is not None:
+                lines.append(json.dumps([sha, [c.to_list() for c in claims]], separators=(",", ":")))
+        try:
+            write_internal_file(Path(cache_dir) / CACHE_FILE, ("\n".join(lines) + "\n").encode())
+            self._dirty = False
+        except OSError:
+            pass
+
+
+CACHE = ClaimCache()
+
+
+def page_claims(field, path: str) -> list[LineClaim]:
+    """The claims of one page of ``field`` as it is now (read once per content hash)."""
+    info = field.pages.get(path)
+    if info is None or not info.parsed:
+        return []
+    found = CACHE.get(info.sha256)
+    if found is not None:
+        return found
+    try:
+        result = read_bytes(os.path.join(field.root, *path.split("/")))
+    except OSError:
+        result = None
+    if result is None:
+        return []
+    data = result[0]
+    claims = claims_of_bytes(data, info)
+    CACHE.put(sha256_bytes(data), claims)
+    return claims
+
+
+# ---------------------------------------------------------------------- the field
+
+
+@dataclass(slots=True)
+class Earlier:
+    """What a claim said in an earlier version: its weakest tag and its citations then."""
+
+    tag: str
+    sources: frozenset[str]
+
+
+def _remember(table: dict[str, Earlier], key: str, tag: str, sources: Iterable[str]) -> None:
+    if not key:
+        return
+    known = table.get(key)
+    if known is None or STRENGTH[tag] < STRENGTH[known.tag]:
+        table[key] = Earlier(tag, frozenset(sources))
+
+
+def _sources_of(claim: LineClaim, citation_sources: list[str]) -> list[str]:
+    found = [citation_sources[n - 1] for n in claim.cites if 1 <= n <= len(citation_sources)]
+    found.extend(s for s in claim.sources if s not in found)
+    return found
+
+
+def field_claims(field, *, git: bool = True) -> list[Claim]:
+    """Every claim of the field, with its page's status and trust, and its promotion (if any)."""
+    cache_dir = getattr(field, "cache_dir", None)
+    CACHE.load(cache_dir)
+    history = field.history
+    per_page: dict[str, list[LineClaim]] = {path: page_claims(field, path) for path in field.pages}
+    previous = _previous_revisions(field, per_page) if git else {}
+    out: list[Claim] = []
+    for path, claims in per_page.items():
+        if not claims:
+            continue
+        info = field.pages[path]
+        citation_sources = info.citation_sources
+        earlier: dict[str, Earlier] = {}
+        for claim in claims:
+            if claim.struck:
+                _remember(earlier, claim.key, claim.tag, _sources_of(claim, citation_sources))
+        for older in _predecessors(history, path):
+            older_info = field.pages.get(older)
+            older_sources = older_info.citation_sources if older_info else []
+            for claim in per_page.get(older, []):
+                _remember(earlier, claim.key, claim.tag, _sources_of(claim, older_sources))
+        for claim in previous.get(path, []):
+            _remember(earlier, claim.key, claim.tag, claim.sources)
+        status = history.status.get(path, "current")
+        trust = field.trust(path)
+        for claim in claims:
+            sources = _sources_of(claim, citation_sources)
+            made = Claim(
+                path=path,
+                line=claim.line,
+                text=claim.text,
+                tag=claim.tag,
+                cited=bool(sources),
+                citations=sources,
+                line_status=STRUCK_LINE if claim.struck else CURRENT_LINE,
+                page_status=status,
+                trust=trust,
+                key=claim.key,
+                cites=claim.cites,
+            )
+            before = earlier.get(claim.key) if not claim.struck else None
+            if before is not None and STRENGTH[before.tag] < STRENGTH[claim.tag]:
+                made.promoted_from = before.tag
+                made.new_citation = bool(set(sources) - before.sources)
+            out.append(made)
+    CACHE.save(cache_dir, (info.sha256 for info in field.pages.values()))
+    return out
+
+
+def _predecessors(history, path: str) -> list[str]:
+    """Every page ``path`` (transitively) replaced, nearest first."""
+    seen: list[str] = []
+    todo = list(history.replaces.get(path, []))
+    while todo:
+        page = todo.pop(0)
+        if page in seen or page == path:
+            continue
+        seen.append(page)
+        todo.extend(history.replaces.get(page, []))
+    return seen
+
+
+# (field root, HEAD commit) -> path -> (content hash on disk, claims of the previous revision)
+_GIT_MEMO: dict[tuple[str, str], dict[str, tuple[str, list[LineClaim]]]] = {}
+
+
+def _previous_revisions(field, per_page: dict[str, list[LineClaim]]) -> dict[str, list[LineClaim]]:
+    """For a git field: each page's claims in its previous revision (the one before the version on disk).
+
+    Remembered per HEAD commit and page version, so only pages that changed are asked of git again.
+    """
+    wanted = {path: info.sha256 for path, info in field.pages.items() if per_page.get(path)}
+    if not wanted:
+        return {}
+    try:
+        if not gitrepo.is_field_repo(field.root):
+            return {}
+        head = gitrepo.head(field.root)
+        if head is None:
+            return {}
+        memo = _GIT_MEMO.setdefault((os.fspath(field.root), head), {})
+        if len(_GIT_MEMO) > 8:
+            _GIT_MEMO.clear()
+            memo = _GIT_MEMO.setdefault((os.fspath(field.root), head), {})
+        ask = {path: sha for path, sha in wanted.items() if memo.get(path, ("",))[0] != sha}
+        blobs = gitrepo.previous_blobs(field.root, ask) if ask else {}
+    except gitrepo.GitError:
+        return {}
+    for path, sha in ask.items():
+        data = blobs.get(path)
+        if data is None:
+            memo[path] = (sha, [])
+            continue
+        old_sha = sha256_bytes(data)
+        claims = CACHE.get(old_sha)
+        if claims is None:
+            claims = claims_of_bytes(data)
+            CACHE.put(old_sha, claims)
+        memo[path] = (sha, claims)
+    return {path: memo[path][1] for path in wanted if path in memo and memo[path][1]}
+
+
+# ---------------------------------------------------------------------- filters
+
+
+def select(
+    claims: Iterable[Claim],
+    *,
+    query: str = "",
+    tags: Iterable[str] = (),
+    status: str | None = None,
+    uncited: bool = False,
+    promoted: bool = False,
+    path_glob: str | None = None,
+) -> list[Claim]:
+    """The claims that pass every given filter (all words of ``query`` in the text, any of ``tags``)."""
+    import fnmatch
+
+    words = [w.casefold() for w in query.split()]
+    wanted_tags = {t.lower() for t in tags}
+    out = []
+    for claim in claims:
+        if wanted_tags and claim.tag not in wanted_tags:
+            continue
+        if status is not None and claim.status != status:
+            continue
+        if uncited and claim.cited:
+            continue
+        if promoted and claim.promoted_from is None:
+            continue
+        if path_glob and not fnmatch.fnmatchcase(claim.path, path_glob):
+            continue
+        if words:
+            folded = claim.text.casefold()
+            if not all(w in folded for w in words):
+                continue
+        out.append(claim)
+    return out
