@@ -10,6 +10,7 @@ from rich.text import Text
 from memtui.cli.output import cell, console, print_json
 from memtui.field.checks import ERROR, RULES, run_checks, summarise
 from memtui.field.field import open_field
+from memtui.textsafety import plural
 
 SEVERITY_STYLE = {"error": "bold red", "warning": "yellow", "info": "dim"}
 SEVERITY_GLYPH = {"error": "✖ error", "warning": "▲ warning", "info": "· info"}
@@ -18,7 +19,7 @@ SEVERITY_GLYPH = {"error": "✖ error", "warning": "▲ warning", "info": "· in
 def register(sub: argparse._SubParsersAction) -> list[str]:
     parser = sub.add_parser("check", help="report problems in a memory folder")
     parser.add_argument("field", nargs="?", help="memory folder or .memoryfield.zip")
-    parser.add_argument("--json", action="store_true", help="print findings as JSON")
+    parser.add_argument("--json", action="store_true", help="print findings (or, with --rules, the rules) as JSON")
     parser.add_argument("--rules", action="store_true", help="list every rule and exit (no FIELD needed)")
     parser.set_defaults(handler=run, check_parser=parser)
     return ["check"]
@@ -26,9 +27,13 @@ def register(sub: argparse._SubParsersAction) -> list[str]:
 
 def run(args: argparse.Namespace) -> int:
     if args.rules:
+        if args.json:
+            print_json({"rules": [{"id": r.id, "severity": r.severity, "explanation": r.explanation} for r in RULES.values()]})
+            return 0
         table = Table("rule", "severity", "what it means")
         for rule in RULES.values():
-            table.add_row(rule.id, Text(rule.severity, style=SEVERITY_STYLE[rule.severity]), rule.explanation)
+            # Text, never markup: explanations quote tags such as [stated] literally.
+            table.add_row(Text(rule.id), Text(rule.severity, style=SEVERITY_STYLE[rule.severity]), Text(rule.explanation))
         console().print(table)
         return 0
     if args.field is None:
@@ -41,7 +46,7 @@ def run(args: argparse.Namespace) -> int:
     else:
         out = console()
         if findings:
-            table = Table(title=f"memtui check: {len(field)} pages", title_justify="left")
+            table = Table(title=Text(f"memtui check: {plural(len(field), 'page')}"), title_justify="left")
             table.add_column("severity", no_wrap=True)
             table.add_column("rule", no_wrap=True)
             table.add_column("path", overflow="fold")
@@ -58,8 +63,8 @@ def run(args: argparse.Namespace) -> int:
             out.print(table)
         out.print(
             Text(
-                f"{summary['pages']} pages, {summary['errors']} errors, {summary['warnings']} warnings, "
-                f"{summary['info']} notes"
+                f"{plural(summary['pages'], 'page')}, {plural(summary['errors'], 'error')}, "
+                f"{plural(summary['warnings'], 'warning')}, {plural(summary['info'], 'note')}"
             )
         )
     return 1 if summary["errors"] else 0

@@ -27,8 +27,12 @@ def register(sub: argparse._SubParsersAction) -> list[str]:
 
 
 def _tui_options(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--index-dir", help="where the search index lives (default: FIELD/.memtui/cache)")
-    parser.add_argument("--theme", help="start with this theme")
+    parser.add_argument(
+        "--index-dir",
+        metavar="DIR",
+        help="keep the search index in DIR (default: the user cache folder, ~/.cache/memtui/fields/)",
+    )
+    parser.add_argument("--theme", help="use this theme for this run (a theme chosen in the app is remembered)")
 
 
 def _launch(path: Path, args: argparse.Namespace) -> int:
