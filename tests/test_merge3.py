@@ -74,3 +74,12 @@ def test_keep_copy_goes_under_memtui_never_beside_the_page(tmp_path):
     assert first != second
     assert (tmp_path / first).read_bytes() == b"mine"
     assert not (tmp_path / "notes").exists()
+
+
+def test_kept_copies_lists_only_this_pages_copies(tmp_path):
+    from memtui.store.merge3 import UNSAVED_DIR, kept_copies
+
+    mine = keep_copy(tmp_path, "notes/a.md", b"x", folder=UNSAVED_DIR)
+    keep_copy(tmp_path, "notes/a.b.md", b"y", folder=UNSAVED_DIR)
+    assert kept_copies(tmp_path, "notes/a.md") == [mine]
+    assert kept_copies(tmp_path, "notes/zzz.md") == []

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import datetime as _dt
 import difflib
+import re
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 
@@ -30,7 +31,8 @@ MARK_MINE = "<<<<<<< mine (your edits)"
 MARK_BASE = "||||||| base (the version you opened)"
 MARK_SPLIT = "======="
 MARK_THEIRS = ">>>>>>> theirs (on disk now)"
-CONFLICTS_DIR = "conflicts"
+CONFLICTS_DIR = "conflicts"  # your version, kept when a conflict was resolved
+UNSAVED_DIR = "unsaved"  # edits not saved when the terminal closed
 
 
 @dataclass(frozen=True, slots=True)
@@ -180,8 +182,10 @@ def has_markers(text: str) -> bool:
     return MARK_MINE in lines or MARK_THEIRS in lines
 
 
-def keep_copy(root: Path, relpath: str, data: bytes, *, now: _dt.datetime | None = None) -> str:
-    """Store ``data`` as ``.memtui/conflicts/<relpath>.<time>.md``; return that path (relative to the field).
+def keep_copy(
+    root: Path, relpath: str, data: bytes, *, now: _dt.datetime | None = None, folder: str = CONFLICTS_DIR
+) -> str:
+    """Store ``data`` as ``.memtui/<folder>/<relpath>.<time>.md``; return that path (relative to the field).
 
     Not a page: memtui never scans ``.memtui/``, so the copy cannot become a
     second version of the page. Nothing there is overwritten.
@@ -189,7 +193,7 @@ def keep_copy(root: Path, relpath: str, data: bytes, *, now: _dt.datetime | None
     clean = check_relpath(relpath)
     stamp = (now or _dt.datetime.now()).strftime("%Y%m%d-%H%M%S")
     stem = PurePosixPath(clean)
-    base = PurePosixPath(locations.STATE_DIR_NAME, CONFLICTS_DIR, *stem.parent.parts)
+    base = PurePosixPath(locations.STATE_DIR_NAME, folder, *stem.parent.parts)
     number = 1
     while True:
         suffix = f".{number}" if number > 1 else ""
@@ -202,4 +206,18 @@ def keep_copy(root: Path, relpath: str, data: bytes, *, now: _dt.datetime | None
     return candidate.as_posix()
 
 
-__all__ = ["Conflict", "MergeResult", "merge3", "keep_copy", "has_markers", "MINE", "THEIRS"]
+def kept_copies(root: Path, relpath: str, *, folder: str = UNSAVED_DIR) -> list[str]:
+    """Copies of ``relpath`` kept under ``.memtui/<folder>/``, newest name last."""
+    stem = PurePosixPath(relpath)
+    where = Path(root).joinpath(locations.STATE_DIR_NAME, folder, *stem.parent.parts)
+    if not where.is_dir():
+        return []
+    pattern = re.compile(rf"{re.escape(stem.stem)}\.\d{{8}}-\d{{6}}(\.\d+)?{re.escape(stem.suffix)}")
+    found = sorted(p.name for p in where.iterdir() if pattern.fullmatch(p.name))
+    return [PurePosixPath(locations.STATE_DIR_NAME, folder, *stem.parent.parts, name).as_posix() for name in found]
+
+
+__all__ = [
+    "Conflict", "MergeResult", "merge3", "keep_copy", "kept_copies", "has_markers", "MINE", "THEIRS",
+    "CONFLICTS_DIR", "UNSAVED_DIR",
+]

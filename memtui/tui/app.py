@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 import datetime as _dt
 import importlib
+import signal
 import threading
 import time
 from pathlib import Path
@@ -102,6 +103,7 @@ class MemtuiApp(App):
         self.use_index = use_index
         self.settings = settings or Settings.load()
         self.requested_theme = theme
+        self._theme_from_command_line: str | None = None
         self.field: Field | None = None
         self.pending_paths: set[str] = set()  # listed but not read yet (first load)
         self.rows: dict[str, PageRow] = {}  # the page list's rows, kept current by the app
@@ -130,6 +132,79 @@ class MemtuiApp(App):
         self._register_themes()
         self.theme_changed_signal.subscribe(self, self._theme_changed)
         self.load_field()
+        if not self.is_headless:
+            self._catch_hangup()
+
+    def _catch_hangup(self) -> None:
+        """Closing the terminal window (SIGHUP) keeps unsaved edits under .memtui/unsaved/ first."""
+        try:
+            loop = asyncio.get_running_loop()
+            for number in (signal.SIGHUP, signal.SIGTERM):
+                loop.add_signal_handler(number, self._hang_up)
+        except (NotImplementedError, RuntimeError, AttributeError, ValueError):
+            pass  # no such signals here (Windows); Textual's own handling applies
+
+    def _hang_up(self) -> None:
+        self.keep_unsaved_edits()
+        self.exit(return_code=129)
+
+    def editors(self) -> list:
+        """Every editor open in any mode, the active one first."""
+        from memtui.tui.screens.editor import EditorScreen
+
+        found = []
+        for stack in self._screen_stacks.values():
+            found.extend(screen for screen in stack if isinstance(screen, EditorScreen))
+        found.sort(key=lambda screen: screen is not self.screen)
+        return found
+
+    def keep_unsaved_edits(self) -> list[str]:
+        """Store every editor's unsaved text under .memtui/unsaved/ (nothing in the field changes)."""
+        from memtui.store import merge3
+
+        kept = []
+        for editor in self.editors():
+            data = editor.unsaved_bytes()
+            if data is None or self.field is None:
+                continue
+            try:
+                kept.append(merge3.keep_copy(self.field.root, editor.path, data, folder=merge3.UNSAVED_DIR))
+            except (OSError, MemtuiError):
+                continue
+        return kept
+
+    async def action_quit(self) -> None:
+        """Quit, but never drop unsaved edits without asking."""
+        dirty = [editor for editor in self.editors() if editor.dirty]
+        if not dirty:
+            self.exit()
+            return
+        self._ask_before_quitting(dirty)
+
+    @work(exclusive=True, group="quit")
+    async def _ask_before_quitting(self, dirty: list) -> None:
+        from memtui.tui.screens.dialogs import ChoiceDialog
+        from rich.text import Text
+
+        names = ", ".join(editor.path for editor in dirty)
+        choice = await self.push_screen_wait(
+            ChoiceDialog(
+                "Unsaved edits",
+                Text(f"{safe.line(names, limit=300).plain} {'has' if len(dirty) == 1 else 'have'} edits that are not saved."),
+                [("stay", "Keep editing"), ("save", "Save and quit"), ("discard", "Quit without saving")],
+                variant_of={"save": "primary", "discard": "error"},
+            )
+        )
+        if choice == "discard":
+            self.exit()
+            return
+        if choice != "save":
+            return
+        for editor in dirty:
+            if not await editor.save().wait():
+                safe.notify(self, f"{editor.path} was not saved; still here", severity="warning")
+                return
+        self.exit()
 
     def _register_themes(self) -> None:
         try:
@@ -143,6 +218,8 @@ class MemtuiApp(App):
             safe.notify(self, f"theme {problem.path.name} not loaded: {problem.message}", severity="warning")
         wanted = self.requested_theme or self.settings.theme
         if wanted in self.available_themes:
+            if self.requested_theme and self.requested_theme != self.theme:
+                self._theme_from_command_line = self.requested_theme
             self.theme = wanted
         elif themes:
             self.theme = themes[0].name
@@ -150,7 +227,9 @@ class MemtuiApp(App):
 
     def _theme_changed(self, theme) -> None:
         self._palette = self._make_palette()
-        if self.settings.theme != theme.name:
+        if self._theme_from_command_line == theme.name:
+            self._theme_from_command_line = None  # --theme is for this run; only a choice in the app is remembered
+        elif self.settings.theme != theme.name:
             self.settings.theme = theme.name
             self.settings.save()
         self.field_signal.publish(FieldEvent("theme"))
@@ -460,7 +539,7 @@ class MemtuiApp(App):
         colours.update(tag_colours(variables))
         return {name: value if _is_colour(value) else "" for name, value in colours.items()}
 
-    def open_editor(self, path: str) -> None:
+    def open_editor(self, path: str, *, line: int | None = None) -> None:
         from memtui.tui.screens.editor import EditorScreen
 
         if self.field is None or path not in self.field.pages:
@@ -469,7 +548,7 @@ class MemtuiApp(App):
         if self.field.readonly:
             safe.notify(self, "this field is read-only (opened from a zip)", severity="warning")
             return
-        self.push_screen(EditorScreen(path))
+        self.push_screen(EditorScreen(path, line=line))
 
     def action_open_named(self, path: str) -> None:
         self.open_page(path)

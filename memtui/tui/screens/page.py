@@ -395,7 +395,20 @@ class PageScreen(Screen):
         self.app.open_history(self.path)
 
     def action_edit(self) -> None:
-        self.app.open_editor(self.path)
+        self.app.open_editor(self.path, line=self.reading_line())
+
+    def reading_line(self) -> int | None:
+        """The file line the reader is on: the selected link's, else the top line in view."""
+        if self.selected_link is not None and 0 <= self.selected_link < len(self.links):
+            return self.links[self.selected_link].line
+        y = int(self.query_one("#page-body-scroll", VerticalScroll).scroll_y)
+        if self.raw:
+            return y + 1
+        if self.rendered is None or not self.line_offsets:
+            return None
+        body = self.query_one("#page-body", PageBodyView)
+        row = self.rendered.row_at_y(y, body.size.width, self.app.console)
+        return next((line for line, index in self.line_offsets.items() if index == row), None)
 
     def action_scroll(self, delta: int) -> None:
         scroll = self.query_one("#page-body-scroll", VerticalScroll)
