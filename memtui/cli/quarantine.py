@@ -75,6 +75,13 @@ def _queue(root) -> qmod.QuarantineQueue:
     return qmod.quarantine_queue(Field.load(root))
 
 
+def _tainted_transcripts(field: Field) -> int:
+    """Session transcripts that read outside content: tainted, but evidence, never in the queue."""
+    from memtui.field import trust
+
+    return sum(1 for info in field if info.path.startswith(qmod.SESSIONS_PREFIX) and trust.trust_state(info.meta, info.path) == trust.QUARANTINED)
+
+
 def _flag_text(flags: dict[str, int]) -> Text:
     out = Text()
     if flags.get(injection.DANGER):
@@ -107,7 +114,8 @@ def _item_table(title: str, items: list[qmod.QueueItem]) -> Table:
 @friendly_errors
 def run_list(args: argparse.Namespace) -> int:
     root, _ = open_for_review(args.field, write=False)
-    queue = _queue(root)
+    field = Field.load(root)
+    queue = qmod.quarantine_queue(field)
     if args.json:
         print_json(queue.to_json())
         return 0
@@ -121,6 +129,9 @@ def run_list(args: argparse.Namespace) -> int:
     out.print(Text(f"Unreviewed (not tainted): {plural(len(queue.unreviewed), 'page')}", style="bold"))
     if queue.unreviewed:
         out.print(_item_table("unreviewed", queue.unreviewed))
+    transcripts = _tainted_transcripts(field)
+    if transcripts:
+        out.print(Text(f"not counted: {plural(transcripts, 'tainted session transcript')} under sessions/ (evidence, kept as is, never reviewed)", style="dim"))
     return 0
 
 

@@ -181,7 +181,7 @@ def _plan_quarantine(root: Path, decision: ledger.LedgerEntry) -> UndoPlan:
         if _disk(root, path) is not None:
             plan.problems.append(f"{path} exists again; move it away first")
             return plan
-        plan.pages.append(UndoPage(where, "retire", now_hash, None, conflict, None))
+        plan.pages.append(UndoPage(where, "set aside (to .memtui/archive/undone/)", now_hash, None, conflict, None))
         plan.pages.append(UndoPage(path, "restore", None, original, False, page_diff(path, now, original)))
     else:
         plan.pages.append(UndoPage(path, "restore", now_hash, original, conflict, page_diff(path, now, original)))

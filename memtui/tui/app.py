@@ -31,7 +31,8 @@ from memtui.index.model import ChangeBatch
 from memtui.resources import themes_dir
 from memtui.store.locations import default_cache_dir
 from memtui.tui import row_cache, safe
-from memtui.tui.commands import ActionsProvider, PagesProvider
+from memtui.tui.contrast import NO_COLOR_THEME, use_readable_dim
+from memtui.tui.commands import ActionsProvider, HistoryProvider, PagesProvider, ScreenActionsProvider
 from memtui.tui.events import FieldEvent, LoadProgress
 from memtui.tui.model import PENDING, Analysis, PageRow, analyse, make_row, quick_rows
 from memtui.tui.screens.browse import BrowseScreen
@@ -64,7 +65,7 @@ class MemtuiApp(App):
 
     CSS_PATH = "styles/app.tcss"
     TITLE = "memtui"
-    COMMANDS = App.COMMANDS | {PagesProvider, ActionsProvider}
+    COMMANDS = App.COMMANDS | {ScreenActionsProvider, PagesProvider, ActionsProvider, HistoryProvider}
     ENABLE_COMMAND_PALETTE = True
 
     # Screens other than browse are imported when first opened (start-up time).
@@ -122,6 +123,7 @@ class MemtuiApp(App):
         self.index_ready = asyncio.Event()
         self._analysis_pending = False
         super().__init__()
+        use_readable_dim(self)  # dim text stays at 4.5:1 or more
         self.field_signal: Signal[FieldEvent] = Signal(self, "field")
         # Scan the folder while Textual starts up (file system calls release the GIL).
         self._early = _EarlyScan(self.field_path) if self.field_path.is_dir() else None
@@ -216,6 +218,13 @@ class MemtuiApp(App):
             self.register_theme(theme)
         for problem in problems:
             safe.notify(self, f"theme {problem.path.name} not loaded: {problem.message}", severity="warning")
+        if self.no_color:
+            # NO_COLOR: greys that stay readable once Textual turns every colour to grey.
+            self.register_theme(NO_COLOR_THEME)
+            self._theme_from_command_line = NO_COLOR_THEME.name
+            self.theme = NO_COLOR_THEME.name
+            self._palette = self._make_palette()
+            return
         wanted = self.requested_theme or self.settings.theme
         if wanted in self.available_themes:
             if self.requested_theme and self.requested_theme != self.theme:
@@ -225,11 +234,17 @@ class MemtuiApp(App):
             self.theme = themes[0].name
         self._palette = self._make_palette()
 
+    def _refresh_truecolor_filter(self, theme) -> None:
+        # Textual rebuilds its true-colour filter on every theme change; keep memtui's readable dim.
+        super()._refresh_truecolor_filter(theme)
+        use_readable_dim(self)
+
     def _theme_changed(self, theme) -> None:
         self._palette = self._make_palette()
         if self._theme_from_command_line == theme.name:
-            self._theme_from_command_line = None  # --theme is for this run; only a choice in the app is remembered
-        elif self.settings.theme != theme.name:
+            if theme.name != NO_COLOR_THEME.name:
+                self._theme_from_command_line = None  # --theme is for this run; only a choice in the app is remembered
+        elif self.settings.theme != theme.name and theme.name != NO_COLOR_THEME.name:
             self.settings.theme = theme.name
             self.settings.save()
         self.field_signal.publish(FieldEvent("theme"))
@@ -513,7 +528,7 @@ class MemtuiApp(App):
     def action_help(self) -> None:
         from memtui.tui.screens.help import HelpScreen
 
-        self.push_screen(HelpScreen())
+        self.push_screen(HelpScreen(self.screen))
 
     def open_page(self, path: str, *, line: int | None = None) -> None:
         from memtui.tui.screens.page import PageScreen
@@ -580,6 +595,24 @@ class MemtuiApp(App):
         self.call_from_thread(safe.notify, self, message, severity=severity)
         self.call_from_thread(self.field_signal.publish, FieldEvent("index"))
 
+    def get_system_commands(self, screen):
+        """Textual's system commands without duplicates of memtui's own (Keys: ``?`` is the help)
+        and without Screenshot when there is nowhere to save it."""
+        for command in super().get_system_commands(screen):
+            if command.title == "Keys":
+                continue
+            if command.title == "Screenshot" and not _screenshot_possible():
+                continue
+            yield command
+
+    def action_cycle_bump_updated(self) -> None:
+        from memtui.tui.settings import BUMP_CHOICES
+
+        current = self.settings.bump_updated
+        self.settings.bump_updated = BUMP_CHOICES[(BUMP_CHOICES.index(current) + 1) % len(BUMP_CHOICES)] if current in BUMP_CHOICES else "ask"
+        self.settings.save()
+        safe.notify(self, f"on save, set updated: to now: {self.settings.bump_updated}", timeout=3)
+
     def action_toggle_commit_after_save(self) -> None:
         self.settings.commit_after_save = not self.settings.commit_after_save
         self.settings.save()
@@ -601,6 +634,19 @@ class MemtuiApp(App):
 
 def _screen(module: str, name: str):
     return getattr(importlib.import_module(f"memtui.tui.screens.{module}"), name)()
+
+
+def _screenshot_possible() -> bool:
+    """Textual saves screenshots in the user's downloads folder: only offer it when that folder is writable."""
+    import os
+
+    try:
+        from textual._files import user_downloads_path
+
+        folder = user_downloads_path()
+    except Exception:
+        return False
+    return folder.is_dir() and os.access(folder, os.W_OK)
 
 
 def _is_colour(value: str) -> bool:

@@ -33,7 +33,9 @@ BADGES = {
     "findings": ("▲", "find", "warning"),
     "proposal": ("✎", "prop", "accent"),
     "loading": ("…", "reading", "secondary"),
+    "tainted": ("◇", "taint", "secondary"),  # a session transcript that read outside content: evidence, not reviewed
 }
+SESSIONS_PREFIX = "sessions/"
 PENDING = "pending"  # listed, not read yet
 FILTERS = ("all", "quarantined", "unreviewed", "superseded", "findings", "proposal")
 
@@ -58,7 +60,8 @@ class PageRow:
             return ["loading"]
         out = []
         if self.trust == trust_mod.QUARANTINED:
-            out.append("quarantined")
+            # A tainted transcript is evidence, never in the review queue: counted apart.
+            out.append("tainted" if self.path.startswith(SESSIONS_PREFIX) else "quarantined")
         elif self.trust == trust_mod.UNREVIEWED:
             out.append("unreviewed")
         if self.status == SUPERSEDED:
@@ -179,7 +182,10 @@ def analyse(field_: Field) -> Analysis:
     per_day: Counter[str] = Counter()
     for row in rows.values():
         counts["pages"] += 1
-        counts[row.trust] += 1
+        if row.trust == trust_mod.QUARANTINED and row.path.startswith(SESSIONS_PREFIX):
+            counts["tainted_sessions"] += 1  # not in the review queue (memtui quarantine list agrees)
+        else:
+            counts[row.trust] += 1
         if row.status == SUPERSEDED:
             counts["superseded"] += 1
         if row.errors or row.warnings:

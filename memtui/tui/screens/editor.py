@@ -31,7 +31,7 @@ from textual.binding import Binding
 from rich.table import Table
 from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.screen import ModalScreen, Screen
-from textual.widgets import Button, Footer, Header, Input, Static, TextArea
+from textual.widgets import Button, Header, Input, Static, TextArea
 from textual.widgets.text_area import Selection
 
 from memtui.errors import MemtuiError
@@ -49,6 +49,7 @@ from memtui.tui import safe
 from memtui.tui.events import FieldEvent
 from memtui.tui.screens.dialogs import ChoiceDialog, TextDialog
 from memtui.tui.widgets.diff_view import side_by_side, unified
+from memtui.tui.widgets.footer import MemtuiFooter
 
 TAGS = ("stated", "observed", "inferred", "suggested")
 
@@ -210,7 +211,7 @@ class EditorScreen(Screen):
         yield area
         yield Input(placeholder="find in the page (enter: next match, escape: back to the text)", id="editor-find")
         yield Static(id="editor-status")
-        yield Footer()
+        yield MemtuiFooter()
 
     def on_mount(self) -> None:
         self.title = f"Edit: {one_line(self.path)}"

@@ -8,13 +8,14 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Grid, Vertical
 from textual.screen import Screen
-from textual.widgets import Footer, Header, Sparkline, Static
+from textual.widgets import Header, Sparkline, Static
 
 from memtui.field.body import SOURCE_TAGS
 from memtui.field.checks import MEMORY_CAP, RULES
 from memtui.textsafety import one_line
 from memtui.tui.events import FieldEvent
 from memtui.tui.widgets.status_bar import StatusBar, describe_sync, index_state
+from memtui.tui.widgets.footer import MemtuiFooter
 
 BAR_WIDTH = 24
 
@@ -50,7 +51,7 @@ class OverviewScreen(Screen):
                         yield Sparkline([], id="ov-sparkline")
                     yield Static(id=widget_id)
         yield StatusBar()
-        yield Footer()
+        yield MemtuiFooter()
 
     def on_mount(self) -> None:
         self.title = "Overview"
@@ -81,7 +82,8 @@ class OverviewScreen(Screen):
         table.add_column(style="dim")
         rows = [
             (total, "◆ pages", ""),
-            (counts.get("quarantined", 0), "⛔ quarantined", "error"),
+            (counts.get("quarantined", 0), "⛔ quarantined (in the queue)", "error"),
+            (counts.get("tainted_sessions", 0), "◇ tainted transcripts (evidence)", "secondary"),
             (counts.get("unreviewed", 0), "◌ unreviewed", "warning"),
             (counts.get("reviewed", 0), "✓ reviewed", "success"),
             (counts.get("superseded", 0), "↷ superseded", "secondary"),

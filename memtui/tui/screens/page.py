@@ -12,7 +12,7 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, VerticalScroll
 from textual.screen import Screen
-from textual.widgets import Footer, Header, OptionList, Static
+from textual.widgets import Header, OptionList, Static
 from textual.widgets.option_list import Option
 
 from memtui.field.checks import SEVERITY_ORDER, check_page, check_page_local
@@ -30,6 +30,8 @@ from memtui.tui.widgets.page_body import (
     tag_legend,
 )
 from memtui.tui.widgets.status_bar import StatusBar
+from memtui.tui.widgets.footer import MemtuiFooter
+from memtui.tui.widgets.lists import MarkedOptionList
 
 KNOWN_KEYS = {
     "id", "uuid", "title", "summary", "kind", "subject", "created", "updated", "valid_from", "valid_to",
@@ -37,6 +39,7 @@ KNOWN_KEYS = {
     "supersedes", "lesson", "signals", "user_correction", "move_to",
 }
 SEVERITY_GLYPH = {"error": ("✖", "error"), "warning": ("▲", "warning"), "info": ("·", "secondary")}
+NARROW = 100  # under this many columns the side panel folds away (i shows it instead of the body)
 LINE_ANCHOR_RE = re.compile(r"#L(\d+)")
 
 
@@ -59,6 +62,7 @@ class PageScreen(Screen):
         Binding("right_square_bracket,n", "next_link", "Next link", key_display="]"),
         Binding("left_square_bracket,N", "previous_link", "Prev link", key_display="["),
         Binding("enter", "follow", "Follow"),
+        Binding("i", "toggle_details", "Details"),
         Binding("j,down", "scroll(1)", "Down", show=False),
         Binding("k,up", "scroll(-1)", "Up", show=False),
     ]
@@ -90,15 +94,27 @@ class PageScreen(Screen):
                 yield Static("Findings", classes="side-title")
                 yield Static(id="page-findings")
                 yield Static("Links and citations", classes="side-title")
-                yield OptionList(id="page-links")
+                yield MarkedOptionList(id="page-links")
                 yield Static("Backlinks", classes="side-title")
-                yield OptionList(id="page-backlinks")
+                yield MarkedOptionList(id="page-backlinks")
                 yield Static("History", classes="side-title")
                 yield Static(id="page-history")
         yield StatusBar()
-        yield Footer()
+        yield MemtuiFooter()
+
+    def on_resize(self, event: events.Resize) -> None:
+        self.set_class(event.size.width < NARROW, "-narrow")
+
+    def action_toggle_details(self) -> None:
+        """Side panel on or off; on a narrow terminal it takes the place of the body."""
+        self.toggle_class("-details")
+        if self.has_class("-narrow") and self.has_class("-details"):
+            self.query_one("#page-side").focus()
+        else:
+            self.query_one("#page-body-scroll").focus()
 
     def on_mount(self) -> None:
+        self.set_class(self.app.size.width < NARROW, "-narrow")
         self.app.field_signal.subscribe(self, self._on_field)
         self.load()
         self.query_one("#page-body-scroll").focus()
@@ -173,6 +189,8 @@ class PageScreen(Screen):
             state = self.app.field.trust(self.path)
             status = self.app.model_field().history.status.get(self.path, CURRENT)
             glyph, colour = {"quarantined": ("⛔", "error"), "unreviewed": ("◌", "warning"), "reviewed": ("✓", "success")}[state]
+            if state == "quarantined" and self.path.startswith("sessions/"):
+                glyph, colour, state = "◇", "secondary", "tainted transcript (evidence, not reviewed)"
             text.append(f"{glyph} {state}", style=f"bold {colours.get(colour, '')}")
             s_glyph = "●" if status == CURRENT else "↷"
             text.append(f"   {s_glyph} {status}", style="bold" if status == CURRENT else "dim")
