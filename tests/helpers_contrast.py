@@ -4,6 +4,9 @@ The segments come from the compositor after Textual's line filters (themes
 resolved to true colour, ``dim`` blended, NO_COLOR turned to grey), so this
 measures what the terminal is asked to draw. Ratios follow WCAG 2.x: relative
 luminance of sRGB colours, (L1 + 0.05) / (L2 + 0.05).
+
+While a modal dialog is open, only the dialog is measured: the screen behind it
+is inactive and faded on purpose (WCAG exempts inactive components).
 """
 
 from __future__ import annotations
@@ -49,11 +52,21 @@ def screen_pairs(app) -> list[Pair]:
     default_bg = (background.r, background.g, background.b)
     foreground = app.screen.styles.color
     default_fg = (foreground.r, foreground.g, foreground.b)
+    from textual.geometry import Region
+    from textual.screen import ModalScreen
+
+    area = None
+    if isinstance(app.screen, ModalScreen):
+        area = Region.from_union([child.region for child in app.screen.children]) if app.screen.children else None
     pairs = []
     for y, strip in enumerate(strips):
+        x = 0
         for segment in strip:
             text, style = segment.text, segment.style
+            start, x = x, x + segment.cell_length
             if style is None or not is_text(text):
+                continue
+            if area is not None and not (area.contains(start, y) or area.contains(x - 1, y)):
                 continue
             fg = _rgb(style.color, default_fg)
             bg = _rgb(style.bgcolor, default_bg)

@@ -641,7 +641,7 @@ def _screenshot_possible() -> bool:
     import os
 
     try:
-        from textual._files import user_downloads_path
+        from textual.app import user_downloads_path  # where Textual's deliver_screenshot saves
 
         folder = user_downloads_path()
     except Exception:

@@ -113,8 +113,8 @@ class ScreenActionsProvider(Provider):
             commands.append((f"{screen.title or type(screen).__name__}: {binding.description}", key, binding.action))
         return commands
 
-    def _run(self, action: str) -> None:
-        self.screen.run_action(action)
+    async def _run(self, action: str) -> None:
+        await self.screen.run_action(action)
 
     async def discover(self) -> Hits:
         for name, key, action in self._commands():

@@ -191,6 +191,7 @@ class SearchScreen(Screen):
                 message.append(f"  {one_line(error.hint)}", style="dim")
             self._error_timer = self.set_timer(ERROR_DELAY, lambda: self._show_error(query, message))
             return
+        previous = self.hits[results.highlighted].path if self.hits and results.highlighted is not None and results.highlighted < len(self.hits) else None
         results.clear_options()
         self.hits = hits
         if not query.strip():
@@ -199,7 +200,8 @@ class SearchScreen(Screen):
         colours = self.app.palette()
         results.add_options([Option(hit_prompt(hit, colours), id=f"hit-{i}") for i, hit in enumerate(hits)])
         if hits:
-            results.highlighted = 0  # enter opens the first result
+            # Enter opens the first result, or the one you moved to if a refresh still has it.
+            results.highlighted = next((i for i, hit in enumerate(hits) if hit.path == previous), 0)
         count = f"{len(hits)} result{'s' if len(hits) != 1 else ''}" if hits else "no results"
         timing = f" in {elapsed * 1000:.0f} ms" if self.app.show_timings else ""
         state = Text(f"{count}{timing}", style="dim")
