@@ -72,6 +72,7 @@ class BrowseScreen(FilterInPlace, Screen):
         Binding("h", "history", "History"),
         Binding("e", "edit", "Edit"),
     ]
+    HELP_EXTRA = [("enter", "open the highlighted page"), ("tab", "between the state tabs and the list")]
 
     def __init__(self) -> None:
         super().__init__()

@@ -221,6 +221,7 @@ class EditorScreen(Screen):
             return
         if self.start_line:
             self.go_to_line(self.start_line)
+            self.call_after_refresh(self.go_to_line, self.start_line)  # centred once the editor has its size
         self.query_one(TextArea).focus()
         kept = merge3.kept_copies(self.app.field.root, self.path)
         if kept:

@@ -82,8 +82,8 @@ class OverviewScreen(Screen):
         table.add_column(style="dim")
         rows = [
             (total, "◆ pages", ""),
-            (counts.get("quarantined", 0), "⛔ quarantined (in the queue)", "error"),
-            (counts.get("tainted_sessions", 0), "◇ tainted transcripts (evidence)", "secondary"),
+            (counts.get("quarantined", 0), "⛔ quarantined", "error"),
+            (counts.get("tainted_sessions", 0), "◇ tainted transcripts", "secondary"),
             (counts.get("unreviewed", 0), "◌ unreviewed", "warning"),
             (counts.get("reviewed", 0), "✓ reviewed", "success"),
             (counts.get("superseded", 0), "↷ superseded", "secondary"),
@@ -91,7 +91,11 @@ class OverviewScreen(Screen):
             (counts.get("proposals", 0), "✎ pending proposals", "accent"),
         ]
         for value, label, colour in rows:
-            table.add_row(f"{value:,}", Text(label, style=colours.get(colour, "")), bar(value, total, 16))
+            if label.startswith("◇") and not value:
+                continue
+            table.add_row(f"{value:,}", Text(label, style=colours.get(colour, "")), bar(value, total, 10))
+        if counts.get("tainted_sessions"):
+            table.add_row("", Text("◇ session transcripts that read outside content: evidence, not in the review queue", style="dim"), "")
         pages.update(table)
         self._render_findings(analysis, colours)
         self._render_tags(analysis, colours)

@@ -56,13 +56,13 @@ class PageBodyView(Static):
 class PageScreen(Screen):
     BINDINGS = [
         Binding("escape,backspace", "back", "Back"),
+        Binding("i", "toggle_details", "Details"),
         Binding("e", "edit", "Edit"),
         Binding("r", "toggle_raw", "Raw"),
         Binding("h", "history", "History"),
         Binding("right_square_bracket,n", "next_link", "Next link", key_display="]"),
         Binding("left_square_bracket,N", "previous_link", "Prev link", key_display="["),
         Binding("enter", "follow", "Follow"),
-        Binding("i", "toggle_details", "Details"),
         Binding("j,down", "scroll(1)", "Down", show=False),
         Binding("k,up", "scroll(-1)", "Up", show=False),
     ]
@@ -420,6 +420,8 @@ class PageScreen(Screen):
         if self.selected_link is not None and 0 <= self.selected_link < len(self.links):
             return self.links[self.selected_link].line
         y = int(self.query_one("#page-body-scroll", VerticalScroll).scroll_y)
+        if y == 0:
+            return None  # at the top: the editor starts at the top too (frontmatter in view)
         if self.raw:
             return y + 1
         if self.rendered is None or not self.line_offsets:
