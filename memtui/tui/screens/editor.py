@@ -44,7 +44,7 @@ from memtui.store import gitrepo, merge3
 from memtui.store.edit_buffer import EditBuffer, hidden_positions, open_buffer, to_bytes
 from memtui.store.files import read_bytes, sha256_bytes
 from memtui.store.safe_write import MUST_NOT_EXIST, write_page
-from memtui.textsafety import one_line
+from memtui.textsafety import one_line, plural
 from memtui.tui import safe
 from memtui.tui.events import FieldEvent
 from memtui.tui.screens.dialogs import ChoiceDialog, TextDialog
@@ -130,7 +130,7 @@ class MergeScreen(ModalScreen[str | None]):
         conflicts = self.result.conflicts
         intro = Text(
             f"{one_line(self.path)} changed on disk while you edited it. Edits on different lines were merged; "
-            f"{len(conflicts)} place(s) were changed on both sides:\n",
+            f"{plural(len(conflicts), 'place was', 'places were')} changed on both sides:\n",
             style="bold",
         )
         if self.kept:
@@ -281,7 +281,7 @@ class EditorScreen(Screen):
             positions = hidden_positions(self.buffer, self.area.text)[:6]
             where = ", ".join(f"L{line}:{col} {what}" for line, col, what in positions)
             text.append(
-                f"▲ {self.buffer.hidden_count} hidden or control character(s) are shown as single symbols "
+                f"▲ {plural(self.buffer.hidden_count, 'hidden or control character')} shown as single symbols "
                 f"(␛ and similar); deleting a symbol deletes the character. {where}",
             )
         text.rstrip()

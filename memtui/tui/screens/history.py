@@ -21,7 +21,7 @@ from textual.widgets.option_list import Option
 from memtui.field.history import CURRENT, Chain, Version
 from memtui.field.page import parse_bytes
 from memtui.store.files import read_bytes
-from memtui.textsafety import one_line
+from memtui.textsafety import one_line, plural
 from memtui.tui.events import FieldEvent
 from memtui.tui.widgets.footer import MemtuiFooter
 from memtui.tui.widgets.lists import MarkedOptionList
@@ -124,7 +124,7 @@ class HistoryScreen(Screen):
         for number, chain in enumerate(self.chains):
             currents = chain.current
             header = Text(f"{one_line(chain.name)}", style="bold")
-            header.append(f"   {chain.form} history · {len(chain.versions)} version(s), oldest first", style="dim")
+            header.append(f"   {chain.form} history · {plural(len(chain.versions), 'version')}, oldest first", style="dim")
             if len(currents) > 1:
                 header.append(f"   ▲ {len(currents)} current at once: contradiction", style=f"bold {colours.get('warning', '')}")
             timeline.add_option(Option(header, id=f"chain-{number}", disabled=True))

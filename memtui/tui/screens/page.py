@@ -19,7 +19,7 @@ from memtui.field.checks import SEVERITY_ORDER, check_page, check_page_local
 from memtui.field.history import CURRENT
 from memtui.field.page import ParsedPage, parse_bytes
 from memtui.store.files import read_bytes
-from memtui.textsafety import one_line
+from memtui.textsafety import one_line, plural
 from memtui.tui import safe
 from memtui.tui.events import FieldEvent
 from memtui.tui.widgets.page_body import (
@@ -306,7 +306,7 @@ class PageScreen(Screen):
             text.append(f"\nreplaced by: {one_line(', '.join(version.superseded_by))}")
         inline = history.inline_chains(self.path)
         if inline:
-            text.append(f"\n{len(inline)} inline history chain(s)", style=colours.get("primary", ""))
+            text.append(f"\n{plural(len(inline), 'inline history chain')}", style=colours.get("primary", ""))
         text.append("\npress h for the timeline", style="dim")
         self.query_one("#page-history", Static).update(text)
 

@@ -367,7 +367,7 @@ class ProposalsScreen(FilterInPlace, Screen):
         for diff in review.diffs:
             parts.append(side_by_side(diff, colours) if self.side else unified(diff, colours))
         if review.three_way:
-            parts.append(Text(f"\n◐ stale: {len(review.three_way)} page(s) changed on disk since the job's base; approving shows the three-way difference first", style=f"bold {colours.get('warning', '')}"))
+            parts.append(Text(f"\n◐ stale: {plural(len(review.three_way), 'page')} changed on disk since the job's base; approving shows the three-way difference first", style=f"bold {colours.get('warning', '')}"))
         self.query_one("#proposal-review", Static).update(Group(*parts))
 
     # ------------------------------------------------------------------ views

@@ -93,7 +93,7 @@ def review_body(review: quarantine_mod.PageReview, colours: dict[str, str]) -> T
     flags = review.flags
     flag_text = Text()
     if flags:
-        flag_text.append(f"\n⚑ {len(flags)} spot(s) look like instructions or payloads aimed at an agent:\n", style=f"bold {colours.get('error', '')}")
+        flag_text.append(f"\n⚑ {plural(len(flags), 'spot')} look{'s' if len(flags) == 1 else ''} like instructions or payloads aimed at an agent:\n", style=f"bold {colours.get('error', '')}")
         for flag in flags:
             colour = colours.get(SEVERITY_STYLE.get(flag.severity, "warning"), "")
             flag_text.append(f"  L{flag.line} ⚑ {flag.severity} ", style=f"bold {colour}")
@@ -103,7 +103,7 @@ def review_body(review: quarantine_mod.PageReview, colours: dict[str, str]) -> T
         flag_text.append("\n✓ no instruction-like lines found\n", style=colours.get("success", ""))
     if review.hazards:
         kinds = sorted({kind for _, _, kind, _ in review.hazards})
-        flag_text.append(f"▲ {len(review.hazards)} hidden/control character(s) ({', '.join(kinds)}), shown as ⟨…⟩ and ␛-style symbols\n", style=colours.get("warning", ""))
+        flag_text.append(f"▲ {plural(len(review.hazards), 'hidden/control character')} ({', '.join(kinds)}), shown as ⟨…⟩ and ␛-style symbols\n", style=colours.get("warning", ""))
     layout.add_row(flag_text)
     raw = Table.grid(padding=(0, 1), expand=True)
     raw.add_column(justify="right", style="dim", no_wrap=True)
@@ -540,7 +540,7 @@ class QuarantineScreen(FilterInPlace, Screen):
         listing = Text("\n".join(f"• {one_line(path)}" for path, _ in bound))
         danger = sum(item.flags.get("danger", 0) for item in group.items)
         if danger:
-            listing.append(f"\n\n⚑ {danger} danger flag(s) among them.", style="bold")
+            listing.append(f"\n\n⚑ {plural(danger, 'danger flag')} among them.", style="bold")
         if approve:
             ok = await self.app.push_screen_wait(
                 ConfirmDialog(
