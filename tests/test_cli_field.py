@@ -236,3 +236,14 @@ def test_index_dir_help_says_where_the_index_lives(capsys):
             run_cli(command, capsys)
         out = capsys.readouterr().out
         assert "user cache folder" in out and ".memtui/cache" not in out
+
+
+def test_demo_keep_says_where_the_sample_field_is(capsys, monkeypatch, tmp_path):
+    """Wheel users have no sample-field/ folder: demo --keep tells them where the copy is."""
+    launched = []
+    monkeypatch.setattr(open_cmd, "_launch", lambda path, args: launched.append(path) or 0)
+    monkeypatch.setattr(open_cmd, "copy_sample_field", lambda: (tmp_path / "d" / "sample-field").mkdir(parents=True) or tmp_path / "d" / "sample-field")
+    code, out, _ = run_cli(["demo", "--keep"], capsys)
+    assert code == 0 and launched
+    assert f"the sample field is kept at {launched[0]}" in out and f"memtui check {launched[0]}" in out
+    assert launched[0].exists()

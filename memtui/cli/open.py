@@ -64,7 +64,7 @@ def run_demo(args: argparse.Namespace) -> int:
         code = _launch(target, args)
     finally:
         if args.keep:
-            console().print(Text(f"the demo copy is kept at {target}"))
+            console().print(Text(f"the sample field is kept at {target}\ntry: memtui check {target}"))
         else:
             shutil.rmtree(target.parent, ignore_errors=True)
     return code
