@@ -229,8 +229,6 @@ def test_check_rules_shows_bracketed_text_and_honours_json(capsys, monkeypatch):
 
 
 def test_index_dir_help_says_where_the_index_lives(capsys):
-    import pytest as _pytest
-
     for command in (["open", "--help"], ["index", "--help"]):
         with pytest.raises(SystemExit):
             run_cli(command, capsys)

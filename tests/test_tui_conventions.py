@@ -12,7 +12,6 @@ from memtui.tui.contrast import NO_COLOR_THEME, ratio
 from memtui.tui.screens.browse import BrowseScreen
 from memtui.tui.screens.history import HistoryScreen
 from memtui.tui.screens.page import PageScreen
-from memtui.tui.screens.quarantine import QuarantineScreen
 from memtui.tui.screens.search import SearchScreen
 from memtui.tui.settings import Settings
 from memtui.tui.widgets.lists import SELECTED_MARK

@@ -39,7 +39,7 @@ from memtui.field import frontmatter
 from memtui.field.body import LIST_MARKER_RE, TAG_RE
 from memtui.field.checks import page_findings
 from memtui.field.page import info_from_bytes, parse_bytes
-from memtui.review import diffs, ledger
+from memtui.review import ledger
 from memtui.store import gitrepo, merge3
 from memtui.store.edit_buffer import EditBuffer, hidden_positions, open_buffer, to_bytes
 from memtui.store.files import read_bytes, sha256_bytes
@@ -48,7 +48,6 @@ from memtui.textsafety import one_line, plural
 from memtui.tui import safe
 from memtui.tui.events import FieldEvent
 from memtui.tui.screens.dialogs import ChoiceDialog, TextDialog
-from memtui.tui.widgets.diff_view import side_by_side, unified
 from memtui.tui.widgets.footer import MemtuiFooter
 
 TAGS = ("stated", "observed", "inferred", "suggested")
@@ -72,37 +71,6 @@ def supersede_line(line: str, today: str) -> tuple[str, str] | None:
     prefix = marker_match.group(0) if marker_match else re.match(r"[ \t]*", line).group(0)
     content = line[len(prefix) :].rstrip()
     return f"{prefix}~~{content}~~ superseded {today}", prefix
-
-
-class DiffScreen(ModalScreen[None]):
-    """The difference between the disk version and the editor's version."""
-
-    BINDINGS = [Binding("escape,q", "close", "Close"), Binding("t", "toggle", "Unified/side by side")]
-
-    def __init__(self, title: str, diff: diffs.PageDiff, colours: dict[str, str]) -> None:
-        super().__init__(classes="dialog-screen")
-        self.diff_title = title
-        self.diff = diff
-        self.colours = colours
-        self.side = False
-
-    def compose(self) -> ComposeResult:
-        with Vertical(classes="dialog wide-dialog"):
-            yield Static(Text(self.diff_title, style="bold"), classes="dialog-title")
-            with VerticalScroll(classes="dialog-body tall"):
-                yield Static(unified(self.diff, self.colours), id="diff-body")
-            yield Button("Close", id="close", variant="primary")
-
-    def action_toggle(self) -> None:
-        self.side = not self.side
-        body = side_by_side(self.diff, self.colours) if self.side else unified(self.diff, self.colours)
-        self.query_one("#diff-body", Static).update(body)
-
-    def on_button_pressed(self, event: Button.Pressed) -> None:
-        self.dismiss(None)
-
-    def action_close(self) -> None:
-        self.dismiss(None)
 
 
 def _cell(lines: tuple[str, ...], style: str = "") -> Text:

@@ -28,7 +28,6 @@ from textual.widgets import Button, Header, OptionList, Static
 from textual.widgets.option_list import Option
 
 from memtui.errors import MemtuiError
-from memtui.review import ledger
 from memtui.review import proposals as proposals_mod
 from memtui.review import undo as undo_mod
 from memtui.textsafety import one_line, plural
@@ -249,7 +248,7 @@ class ProposalsScreen(FilterInPlace, Screen):
         self._ids.clear()
         pending = [e for e in queue.entries if e.pending]
         if self.show_decided:
-            header = Text(f"Decided proposals, newest first (d: back to pending)", style="bold")
+            header = Text("Decided proposals, newest first (d: back to pending)", style="bold")
         else:
             header = Text(f"✎ Pending proposals: {len(pending)}", style="bold")
         header.append("\n")
