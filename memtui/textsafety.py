@@ -150,3 +150,8 @@ def find_hazards(text: str) -> list[Hazard]:
         for match in _HAZARD_RE.finditer(line):
             found.append(Hazard(number, match.start() + 1, classify(match.group(0)), match.group(0)))
     return found
+
+
+def plural(count: int, noun: str, nouns: str | None = None) -> str:
+    """``1 page``, ``2 pages``, ``1,204 pages``: a count with its noun agreeing (for messages)."""
+    return f"{count:,} {noun if count == 1 else (nouns or noun + 's')}"

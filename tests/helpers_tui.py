@@ -21,6 +21,12 @@ async def wait_ready(app: MemtuiApp, pilot, *, index: bool = False) -> None:
     await pilot.pause()
     await app.workers.wait_for_complete()
     await pilot.pause()
+    # A screen coalesces the analysis' update into one refill a moment later: wait for it.
+    for _ in range(100):
+        if getattr(app.screen, "_reload_timer", None) is None:
+            break
+        await pilot.pause(0.02)
+    await pilot.pause()
 
 
 def rendered_text(widget, width: int = 200) -> str:

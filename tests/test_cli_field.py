@@ -58,7 +58,7 @@ def test_check_output_is_inert(sample_field, capsys):
 def test_check_exit_codes(tmp_path, capsys):
     clean = make_field(tmp_path / "clean", {"notes/a.md": "A fact with a source tag here. [observed]\n"})
     code, out, _ = run_cli(["check", clean], capsys)
-    assert code == 0 and "1 pages, 0 errors, 0 warnings, 0 notes" in out
+    assert code == 0 and "1 page, 0 errors, 0 warnings, 0 notes" in out
 
     warnings_only = make_field(tmp_path / "warn", {"notes/a.md": page("kind: opinion", "Tagged fact line here. [stated]\n")})
     code, data, _ = run_cli_json(["check", warnings_only], capsys)
@@ -217,3 +217,34 @@ def test_demo_opens_a_copy_and_cleans_up_unless_kept(monkeypatch, capsys, keep):
 def test_open_a_missing_field_is_bad_usage(tmp_path, capsys):
     code, out, err = run_cli([tmp_path / "missing"], capsys)
     assert code == 2 and "no such folder" in err
+
+
+def test_check_rules_shows_bracketed_text_and_honours_json(capsys, monkeypatch):
+    monkeypatch.setenv("COLUMNS", "200")
+    code, out, _ = run_cli(["check", "--rules"], capsys)
+    assert code == 0
+    assert "[[wikilink]]" in out and "[cite:N]" in out and "[inferred]" in out
+    code, data, _ = run_cli_json(["check", "--rules", "--json"], capsys)
+    assert code == 0
+    ids = {rule["id"] for rule in data["rules"]}
+    assert {"link-broken", "cite-broken", "untagged-claim"} <= ids
+    assert all(set(rule) == {"id", "severity", "explanation"} for rule in data["rules"])
+
+
+def test_index_dir_help_says_where_the_index_lives(capsys):
+    for command in (["open", "--help"], ["index", "--help"]):
+        with pytest.raises(SystemExit):
+            run_cli(command, capsys)
+        out = capsys.readouterr().out
+        assert "user cache folder" in out and ".memtui/cache" not in out
+
+
+def test_demo_keep_says_where_the_sample_field_is(capsys, monkeypatch, tmp_path):
+    """Wheel users have no sample-field/ folder: demo --keep tells them where the copy is."""
+    launched = []
+    monkeypatch.setattr(open_cmd, "_launch", lambda path, args: launched.append(path) or 0)
+    monkeypatch.setattr(open_cmd, "copy_sample_field", lambda: (tmp_path / "d" / "sample-field").mkdir(parents=True) or tmp_path / "d" / "sample-field")
+    code, out, _ = run_cli(["demo", "--keep"], capsys)
+    assert code == 0 and launched
+    assert f"the sample field is kept at {launched[0]}" in out and f"memtui check {launched[0]}" in out
+    assert launched[0].exists()

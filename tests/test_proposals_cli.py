@@ -73,12 +73,12 @@ def test_show_text_prints_diffs_and_the_stale_warning(sample_field, capsys):
 
 
 def test_approve_json_and_stats(sample_field, capsys):
-    code, data, _ = run_cli_json(["proposals", "approve", sample_field, EXPIRE], capsys)
+    code, data, _ = run_cli_json(["proposals", "approve", sample_field, EXPIRE, "--yes"], capsys)
     assert code == 0
     decision = data["decision"]
     assert set(decision) == {"ts", "who", "action", "target", "job", "carrier", "pages", "reason", "commit"}
     assert (decision["action"], decision["target"], decision["who"]) == ("proposal-approve", EXPIRE, "maya")
-    code, data, _ = run_cli_json(["proposals", "revert", sample_field, EXPIRE, "--reason", "not over yet"], capsys)
+    code, data, _ = run_cli_json(["proposals", "revert", sample_field, EXPIRE, "--reason", "not over yet", "--yes"], capsys)
     assert code == 0 and data["decision"]["action"] == "proposal-revert"
     code, data, _ = run_cli_json(["proposals", "stats", sample_field], capsys)
     assert data["jobs"]["expire"] == {"job": "expire", "approved": 1, "rejected": 0, "reverted": 1, "regret_rate": 1.0}
@@ -107,7 +107,7 @@ def test_accept_stale_prints_the_three_way_first(sample_field, capsys):
 def test_reject_needs_a_reason(sample_field, capsys):
     with pytest.raises(SystemExit):
         run_cli(["proposals", "reject", sample_field, DEDUPE], capsys)
-    code, data, _ = run_cli_json(["proposals", "reject", sample_field, DEDUPE, "--reason", "keep both"], capsys)
+    code, data, _ = run_cli_json(["proposals", "reject", sample_field, DEDUPE, "--reason", "keep both", "--yes"], capsys)
     assert code == 0 and data["decision"]["reason"] == "keep both"
     code, data, _ = run_cli_json(["proposals", "list", sample_field, "--all"], capsys)
     assert {p["id"]: p["state"] for p in data["proposals"]}[DEDUPE] == "rejected"
@@ -115,7 +115,7 @@ def test_reject_needs_a_reason(sample_field, capsys):
 
 
 def test_revert_dry_run_and_force(sample_field, capsys):
-    run_cli_json(["proposals", "approve", sample_field, EXPIRE], capsys)
+    run_cli_json(["proposals", "approve", sample_field, EXPIRE, "--yes"], capsys)
     page = sample_field / "notes/trackstream-trial-terms.md"
     page.write_bytes(page.read_bytes() + b"- later edit [stated]\n")
     code, data, _ = run_cli_json(["proposals", "revert", sample_field, EXPIRE, "--dry-run"], capsys)
@@ -160,3 +160,28 @@ def test_readonly_zip_can_be_listed_not_changed(sample_field, tmp_path, capsys):
     assert code == 0
     code, _, err = run_cli(["proposals", "approve", tmp_path / "f.memoryfield.zip", EXPIRE, "--yes"], capsys)
     assert code == 1 and "read-only" in err
+
+
+
+def test_undo_a_proposal_decision_from_the_command_line(sample_field, capsys):
+    code, out, err = run_cli(["proposals", "approve", sample_field, EXPIRE, "--yes"], capsys)
+    assert code == 0, err
+    assert "1 pages" not in out
+    code, out, err = run_cli(["proposals", "undo", sample_field, EXPIRE, "--yes"], capsys)
+    assert code == 0, err
+    assert out.startswith("undone: approved 2026-11-27-expire-01")
+    code, data, _ = run_cli_json(["proposals", "stats", sample_field], capsys)
+    assert data["total"]["approved"] == 0 and data["pending"] == 4
+    code, _, err = run_cli(["proposals", "undo", sample_field], capsys)
+    assert code == 1 and "--yes" in err
+
+
+def test_piped_tables_are_not_cut_at_80_columns(sample_field, capsys, monkeypatch):
+    monkeypatch.delenv("COLUMNS")
+    import memtui.cli.output as output
+
+    monkeypatch.setattr(output, "_console", None)
+    code, out, _ = run_cli(["proposals", "list", sample_field, "--no-checks"], capsys)
+    assert code == 0
+    assert any(len(line) > 80 for line in out.splitlines())
+    assert any("notes/meeting-times-mornings.md" in line for line in out.splitlines())

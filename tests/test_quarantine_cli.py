@@ -60,7 +60,7 @@ def test_show_json(sample_field, capsys):
 
 def test_approve_bound_to_a_hash(sample_field, capsys):
     digest = sha((sample_field / EDI).read_bytes())
-    code, data, err = run_cli_json(["quarantine", "approve", sample_field, f"{EDI}@{digest[:12]}"], capsys)
+    code, data, err = run_cli_json(["quarantine", "approve", sample_field, f"{EDI}@{digest[:12]}", "--yes"], capsys)
     assert code == 0, err
     (decision,) = data["decisions"]
     assert set(decision) == {"path", "moved_to", "before", "after", "ledger"}
@@ -79,7 +79,7 @@ def test_approve_refuses_a_page_changed_since_it_was_shown(sample_field, capsys)
 
 def test_reject_a_whole_session(sample_field, capsys):
     code, data, err = run_cli_json(
-        ["quarantine", "reject", sample_field, "--session", WEB, "--reason", "newsletter spam"], capsys
+        ["quarantine", "reject", sample_field, "--session", WEB, "--reason", "newsletter spam", "--yes"], capsys
     )
     assert code == 0, err
     assert len(data["decisions"]) == 4
@@ -100,7 +100,7 @@ def test_reject_needs_a_reason_and_pages(sample_field, capsys):
 
 def test_approve_to_a_folder_and_into_memory(sample_field, capsys):
     code, data, err = run_cli_json(
-        ["quarantine", "approve", sample_field, EDI, "--to", "knowledge/entities", "--add-to-memory"], capsys
+        ["quarantine", "approve", sample_field, EDI, "--to", "knowledge/entities", "--add-to-memory", "--yes"], capsys
     )
     assert code == 0, err
     assert data["decisions"][0]["moved_to"] == "knowledge/entities/edi-214-status-codes.md"
@@ -116,3 +116,42 @@ def test_refusals_are_messages_not_tracebacks(sample_field, capsys):
     ):
         code, _, err = run_cli(argv, capsys)
         assert code == 1 and err.startswith("error:") and "Traceback" not in err
+
+
+
+def test_a_decision_without_a_terminal_needs_yes(sample_field, capsys):
+    """Piped or scripted, nothing is decided silently: --yes says so explicitly."""
+    for args in (
+        ["quarantine", "approve", sample_field, EDI],
+        ["quarantine", "approve", sample_field, EDI, "--json"],
+        ["quarantine", "reject", sample_field, HOSTILE, "--reason", "x"],
+        ["quarantine", "undo", sample_field],
+    ):
+        code, out, err = run_cli(args, capsys)
+        assert code == 1 and "--yes" in err and "not run from a terminal" in err, args
+        assert out == ""
+    assert (sample_field / EDI).exists() and (sample_field / HOSTILE).exists()
+    assert not ledger.read(sample_field).entries
+
+
+def test_undo_and_decided_from_the_command_line(sample_field, capsys):
+    before = (sample_field / HOSTILE).read_bytes()
+    code, _, err = run_cli(["quarantine", "reject", sample_field, HOSTILE, "--reason", "injection", "--yes"], capsys)
+    assert code == 0, err
+    code, out, _ = run_cli(["quarantine", "decided", sample_field], capsys)
+    assert code == 0 and "rejected" in out and "injection" in out and HOSTILE in out
+    code, data, err = run_cli_json(["quarantine", "undo", sample_field, "--yes"], capsys)
+    assert code == 0, err
+    assert data["undone"]["action"] == "quarantine-reject" and data["undo"]["action"] == "decision-undo"
+    assert (sample_field / HOSTILE).read_bytes() == before
+    code, data, _ = run_cli_json(["quarantine", "decided", sample_field], capsys)
+    assert data["decisions"][0]["undone_by"]["action"] == "decision-undo"
+    code, _, err = run_cli(["quarantine", "undo", sample_field, "--yes"], capsys)
+    assert code == 1 and "no decision to undo" in err
+
+
+def test_past_tense_and_plurals(sample_field, capsys):
+    code, out, _ = run_cli(["quarantine", "reject", sample_field, HOSTILE, "--reason", "x", "--yes"], capsys)
+    assert out.startswith("rejected ") and "rejectd" not in out
+    code, out, _ = run_cli(["quarantine", "list", sample_field], capsys)
+    assert "Unreviewed (not tainted): 1 page\n" in out and "1 pages" not in out

@@ -8,12 +8,7 @@ from pathlib import Path
 import pytest
 
 from memtui.tui.screens.dialogs import ChoiceDialog
-from memtui.tui.screens.editor import (
-    DiffScreen,
-    EditorScreen,
-    set_line_tag,
-    supersede_line,
-)
+from memtui.tui.screens.editor import EditorScreen, set_line_tag, supersede_line
 from tests.helpers import write_page
 from tests.helpers_tui import SIZE, make_app, wait_ready
 
@@ -138,65 +133,86 @@ def test_helper_functions() -> None:
     assert supersede_line("- ~~old~~ superseded 2026-01-01", "2026-11-29") is None
 
 
-async def _concurrent(field: Path, choice: str, check) -> None:
-    app = make_app(field)
+async def test_concurrent_write_on_another_line_merges(field: Path) -> None:
+    """Someone else fixes line 10 while I fix line 12: saving keeps both, no question asked."""
     target = field / "projects/harbor.md"
     theirs = PAGE.replace("every week", "every day").encode()
+    app = make_app(field)
     async with app.run_test(size=SIZE) as pilot:
         editor = await open_editor(app, pilot)
         replace_line(editor, 11, "- Pricing is per tracked shipment [stated]")
         target.write_bytes(theirs)  # another process writes while we edit
         await pilot.press("ctrl+s")
+        await app.workers.wait_for_complete()
         await pilot.pause()
-        if choice == "diff":
-            await choose(pilot, "diff")
-            assert isinstance(app.screen, DiffScreen)
-            rendered = app.screen.query_one("#diff-body").render()
-            assert "every day" in str(rendered) or app.screen.diff.removed >= 1
-            await pilot.press("escape")
-            await pilot.pause()
-            await choose(pilot, "cancel")
-        else:
-            await choose(pilot, choice)
+        assert app.screen is editor
+        expected = theirs.replace(b"- Pricing is per tracked shipment\r\n", b"- Pricing is per tracked shipment [stated]\r\n")
+        assert target.read_bytes() == expected  # CRLF kept, both edits in
+        assert not editor.dirty and "every day" in editor.area.text
+    assert sorted(p.name for p in (field / "projects").iterdir()) == ["harbor.md"]
+
+
+OVERLAP_MINE = "- Pricing is per tracked shipment [stated]"
+OVERLAP_THEIRS = PAGE.replace("- Pricing is per tracked shipment\r\n", "- Pricing is per container [observed]\r\n").encode()
+
+
+async def _overlap(field: Path, pilot, app, target: Path):
+    from memtui.tui.screens.editor import MergeScreen
+
+    editor = await open_editor(app, pilot)
+    replace_line(editor, 11, OVERLAP_MINE)
+    target.write_bytes(OVERLAP_THEIRS)
+    await pilot.press("ctrl+s")
+    for _ in range(50):
         await pilot.pause()
-        check(editor, target, theirs)
+        if isinstance(app.screen, MergeScreen):
+            break
+    assert isinstance(app.screen, MergeScreen)
+    return editor
 
 
-async def test_concurrent_write_reload_theirs(field: Path) -> None:
-    def check(editor, target, theirs):
-        assert target.read_bytes() == theirs
-        assert "every day" in editor.area.text and "[stated]" not in editor.area.document.get_line(11)
-        assert not editor.dirty
-
-    await _concurrent(field, "reload", check)
-
-
-async def test_concurrent_write_keep_mine(field: Path) -> None:
-    def check(editor, target, theirs):
-        data = target.read_bytes().decode()
-        assert "- Pricing is per tracked shipment [stated]\r\n" in data
-        assert "every week" in data  # mine was based on the old version
-        assert not editor.dirty
-
-    await _concurrent(field, "mine", check)
-
-
-async def test_concurrent_write_show_diff_then_cancel(field: Path) -> None:
-    def check(editor, target, theirs):
-        assert target.read_bytes() == theirs  # nothing written
+async def test_overlapping_edits_show_three_ways_and_the_default_keeps_mine(field: Path) -> None:
+    target = field / "projects/harbor.md"
+    app = make_app(field)
+    async with app.run_test(size=SIZE) as pilot:
+        editor = await _overlap(field, pilot, app, target)
+        merge = app.screen
+        assert merge.focused.id == "edit"  # the focused choice never drops my edits
+        (conflict,) = merge.result.conflicts
+        assert conflict.base == ("- Pricing is per tracked shipment\r\n",)
+        assert conflict.mine[0].startswith(OVERLAP_MINE) and "per container" in conflict.theirs[0]
+        await pilot.press("enter")
+        await app.workers.wait_for_complete()
+        await pilot.pause()
+        assert app.screen is editor
+        text = editor.area.text
+        assert OVERLAP_MINE in text and "per container" in text and "<<<<<<< mine" in text
         assert editor.dirty
+        assert target.read_bytes() == OVERLAP_THEIRS  # nothing written yet
+        # saving with the markers still there asks first
+        await pilot.press("ctrl+s")
+        await choose(pilot, "fix")
+        assert target.read_bytes() == OVERLAP_THEIRS
+    kept = list((field / ".memtui" / "conflicts" / "projects").glob("harbor.*.md"))
+    assert len(kept) == 1 and OVERLAP_MINE.encode() in kept[0].read_bytes()
+    assert sorted(p.name for p in (field / "projects").iterdir()) == ["harbor.md"]  # never a second page
 
-    await _concurrent(field, "diff", check)
 
-
-async def test_concurrent_write_save_as_copy(field: Path) -> None:
-    def check(editor, target, theirs):
-        assert target.read_bytes() == theirs
-        copies = list((field / "projects").glob("harbor.conflict-*.md"))
-        assert len(copies) == 1
-        assert "- Pricing is per tracked shipment [stated]\r\n" in copies[0].read_bytes().decode()
-
-    await _concurrent(field, "copy", check)
+@pytest.mark.parametrize("side", ["mine", "theirs"])
+async def test_overlapping_edits_resolved_for_one_side(field: Path, side: str) -> None:
+    target = field / "projects/harbor.md"
+    app = make_app(field)
+    async with app.run_test(size=SIZE) as pilot:
+        editor = await _overlap(field, pilot, app, target)
+        await pilot.click(f"#{side}")
+        await app.workers.wait_for_complete()
+        await pilot.pause()
+        data = target.read_bytes().decode()
+        if side == "mine":
+            assert OVERLAP_MINE + "\r\n" in data and "per container" not in data
+        else:
+            assert data == OVERLAP_THEIRS.decode()
+        assert not editor.dirty
 
 
 async def test_external_delete_recreate_and_discard(field: Path) -> None:
@@ -229,12 +245,124 @@ async def test_quit_with_unsaved_edits_asks(field: Path) -> None:
         editor = await open_editor(app, pilot)
         replace_line(editor, 11, "- changed [stated]")
         await pilot.press("escape")
+        assert app.screen.focused.id == "choice-stay"  # Enter keeps editing
         await choose(pilot, "stay")
         assert app.screen is editor
         await pilot.press("escape")
         await choose(pilot, "discard")
         assert not isinstance(app.screen, EditorScreen)
     assert target.read_bytes() == before
+
+
+async def test_ctrl_q_with_unsaved_edits_asks_and_can_save(field: Path) -> None:
+    target = field / "projects/harbor.md"
+    app = make_app(field)
+    async with app.run_test(size=SIZE) as pilot:
+        editor = await open_editor(app, pilot)
+        replace_line(editor, 11, "- changed [stated]")
+        await pilot.press("ctrl+q")
+        await pilot.pause()
+        assert isinstance(app.screen, ChoiceDialog) and app.screen.focused.id == "choice-stay"
+        await pilot.press("enter")  # the default keeps editing
+        await pilot.pause()
+        assert app.is_running and app.screen is editor and editor.dirty
+        await pilot.press("ctrl+q")
+        await choose(pilot, "save")
+        await app.workers.wait_for_complete()
+        await pilot.pause()
+    assert b"- changed [stated]" in target.read_bytes()
+    assert app.return_code == 0
+
+
+async def test_ctrl_q_without_edits_quits_at_once(field: Path) -> None:
+    app = make_app(field)
+    async with app.run_test(size=SIZE) as pilot:
+        await open_editor(app, pilot)
+        await pilot.press("ctrl+q")
+        await pilot.pause()
+        assert not app.is_running
+
+
+async def test_hang_up_keeps_unsaved_edits_under_memtui(field: Path) -> None:
+    app = make_app(field)
+    async with app.run_test(size=SIZE) as pilot:
+        editor = await open_editor(app, pilot)
+        replace_line(editor, 11, "- half-written thought [stated]")
+        app._hang_up()  # what closing the terminal window (SIGHUP) runs
+        await pilot.pause()
+    kept = list((field / ".memtui" / "unsaved" / "projects").glob("harbor.*.md"))
+    assert len(kept) == 1 and b"- half-written thought [stated]\r\n" in kept[0].read_bytes()
+    # the next editor on that page says where they are
+    app = make_app(field)
+    async with app.run_test(size=SIZE) as pilot:
+        await open_editor(app, pilot)
+        messages = [n.message for n in app._notifications]
+        assert any(".memtui/unsaved/projects/harbor." in m for m in messages)
+
+
+async def test_editor_opens_at_the_line_being_read_and_finds_and_goes_to_lines(field: Path) -> None:
+    lines = "".join(f"- fact number {n} [stated]\n" for n in range(1, 80))
+    write_page(field, "notes/long.md", "---\ntitle: Long\n---\n" + lines + "- Owner: Dana Ruiz [observed]\n")
+    app = make_app(field)
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_ready(app, pilot)
+        app.open_page("notes/long.md")
+        await pilot.pause()
+        page = app.screen
+        page.query_one("#page-body-scroll").scroll_to(y=30, animate=False)
+        await pilot.pause()
+        line = page.reading_line()
+        assert line == 34  # body line 1 is file line 4
+        await pilot.press("e")
+        await pilot.pause()
+        editor = app.screen
+        assert isinstance(editor, EditorScreen)
+        assert editor.area.cursor_location == (33, 0)
+        await pilot.press("ctrl+f")
+        await pilot.press(*"dana")
+        await pilot.pause()
+        assert editor.area.selected_text == "Dana"
+        await pilot.press("enter")  # next match wraps to the same one
+        await pilot.pause()
+        assert editor.area.selected_text == "Dana"
+        await pilot.press("escape")  # closes the find box, not the editor
+        await pilot.pause()
+        assert app.screen is editor and editor.area.has_focus
+        await pilot.press("ctrl+g")
+        await pilot.pause()
+        await pilot.press("ctrl+u", *"3", "enter")
+        await pilot.pause()
+        assert editor.area.cursor_location == (2, 0)
+
+
+async def test_save_offers_to_set_updated(tmp_path: Path) -> None:
+    root = tmp_path / "field"
+    target = write_page(root, "notes/a.md", "---\ntitle: A\nupdated: 2026-01-01\n---\n- one [stated]\n")
+    import datetime as _dt
+
+    today = _dt.date.today().isoformat()
+    app = make_app(root)
+    async with app.run_test(size=SIZE) as pilot:
+        editor = await open_editor(app, pilot, "notes/a.md")
+        replace_line(editor, 4, "- one, revised [stated]")
+        await pilot.press("ctrl+s")
+        await pilot.pause()
+        assert isinstance(app.screen, ChoiceDialog) and app.screen.focused.id == "choice-yes"
+        await choose(pilot, "yes")
+        await app.workers.wait_for_complete()
+        assert f"updated: {today}\n".encode() in target.read_bytes()
+        # "never" is remembered and no longer asks
+        replace_line(editor, 4, "- one, revised twice [stated]")
+        await pilot.press("ctrl+s")
+        await choose(pilot, "never")
+        await app.workers.wait_for_complete()
+        assert app.settings.bump_updated == "never"
+        replace_line(editor, 4, "- one, thrice [stated]")
+        await pilot.press("ctrl+s")
+        await app.workers.wait_for_complete()
+        await pilot.pause()
+        assert not isinstance(app.screen, ChoiceDialog)
+        assert b"thrice" in target.read_bytes()
 
 
 async def test_invalid_frontmatter_is_shown_before_writing(field: Path) -> None:

@@ -132,7 +132,7 @@ async def test_proposals_queue_states_diff_and_approve(sample_field: Path) -> No
         assert states["2026-11-27-dedupe-01"] == ["ready"]
         assert set(states["2026-11-19-consolidate-01"]) == {"stale", "conflicting"}
         assert states["2026-11-27-contradiction-01"] == ["conflicting"]
-        screen.load_review("2026-11-27-expire-01")
+        screen._highlight("2026-11-27-expire-01")
         await app.workers.wait_for_complete()
         await pilot.pause()
         text = rendered_text(screen.query_one("#proposal-review"), width=160)
@@ -158,7 +158,7 @@ async def test_stale_proposal_shows_three_way_before_approving(sample_field: Pat
         await wait_ready(app, pilot)
         await pilot.press("5")
         screen = await _queue_ready(app, pilot, ProposalsScreen)
-        screen.load_review("2026-11-19-consolidate-01")
+        screen._highlight("2026-11-19-consolidate-01")
         await app.workers.wait_for_complete()
         await pilot.pause()
         assert screen.review.three_way
@@ -177,7 +177,7 @@ async def test_reject_then_stats_in_overview(sample_field: Path) -> None:
         await wait_ready(app, pilot)
         await pilot.press("5")
         screen = await _queue_ready(app, pilot, ProposalsScreen)
-        screen.load_review("2026-11-27-dedupe-01")
+        screen._highlight("2026-11-27-dedupe-01")
         await app.workers.wait_for_complete()
         await pilot.pause()
         await pilot.press("x")
@@ -187,5 +187,5 @@ async def test_reject_then_stats_in_overview(sample_field: Path) -> None:
         await pilot.pause()
         await app.workers.wait_for_complete()
         await pilot.pause()
-        assert all(e.proposal.id != "2026-11-27-dedupe-01" for e in screen.queue.entries)
+        assert not screen.queue.get("2026-11-27-dedupe-01").pending
     assert _ledger(sample_field)[-1]["action"] == "proposal-reject"

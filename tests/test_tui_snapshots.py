@@ -36,7 +36,7 @@ def snap_field(tmp_path: Path) -> Path:
 
 
 def make(root: Path, theme: str, *, use_index: bool = False) -> MemtuiApp:
-    app = MemtuiApp(root, use_index=use_index, watch=False, theme=theme, settings=Settings(theme=theme))
+    app = MemtuiApp(root, use_index=use_index, watch=False, theme=theme, settings=Settings(theme=theme, bump_updated="never"))
     app.show_timings = False
     app.clock = lambda: FIXED_TIME
     return app
@@ -110,7 +110,7 @@ def test_history_as_of(snap_compare, snap_field, theme):
 def test_search(snap_compare, snap_field, theme):
     async def run_before(pilot):
         await settle(pilot, index=True)
-        await pilot.press("slash")
+        await pilot.press("2")
         await pilot.press(*"public API decision")
         for _ in range(250):  # results arrive from a worker after a short debounce
             await pilot.pause(0.02)
@@ -181,3 +181,119 @@ def test_help(snap_compare, snap_field, theme):
         await pilot.pause()
 
     assert snap_compare(make(snap_field, theme), terminal_size=SIZE, run_before=run_before)
+
+
+NARROW = (80, 24)
+
+
+@pytest.mark.parametrize("theme", THEMES)
+def test_quarantine_after_a_decision(snap_compare, snap_field, theme, monkeypatch):
+    """The decided page stays in place, struck through with its decision; the cursor is on the next one."""
+    monkeypatch.setenv("MEMTUI_REVIEWER", "maya")
+
+    async def run_before(pilot):
+        await settle(pilot)
+        await pilot.press("4")
+        await settle(pilot)
+        await pilot.press("x")
+        await pilot.pause()
+        await pilot.press(*"prompt injection", "enter")
+        await settle(pilot)
+
+    assert snap_compare(make(snap_field, theme), terminal_size=SIZE, run_before=run_before)
+
+
+@pytest.mark.parametrize("theme", THEMES)
+def test_approve_dialog_with_danger_flags(snap_compare, snap_field, theme):
+    """Cancel has the focus: a then Enter does not approve an injection attempt."""
+
+    async def run_before(pilot):
+        await settle(pilot)
+        await pilot.press("4")
+        await settle(pilot)
+        await pilot.press("a")
+        await pilot.pause(0.3)
+
+    assert snap_compare(make(snap_field, theme), terminal_size=SIZE, run_before=run_before)
+
+
+@pytest.mark.parametrize("theme", THEMES)
+def test_browse_narrow(snap_compare, snap_field, theme):
+    """80x24: title and path keep their room, kind and updated give way, ? stays in the footer."""
+
+    async def run_before(pilot):
+        await settle(pilot)
+
+    assert snap_compare(make(snap_field, theme), terminal_size=NARROW, run_before=run_before)
+
+
+@pytest.mark.parametrize("theme", THEMES)
+def test_page_view_narrow(snap_compare, snap_field, theme):
+    """Under 100 columns the side panel folds away; i brings it back."""
+
+    async def run_before(pilot):
+        await settle(pilot)
+        pilot.app.open_page("decisions/api-trpc.md")
+        await pilot.pause()
+
+    assert snap_compare(make(snap_field, theme), terminal_size=NARROW, run_before=run_before)
+
+
+@pytest.mark.parametrize("theme", THEMES)
+def test_browse_filtered_in_place(snap_compare, snap_field, theme):
+    async def run_before(pilot):
+        await settle(pilot)
+        await pilot.press("slash", *"api")
+        await pilot.pause(0.3)
+
+    assert snap_compare(make(snap_field, theme), terminal_size=SIZE, run_before=run_before)
+
+
+@pytest.mark.parametrize("theme", THEMES)
+def test_help_from_the_quarantine_screen(snap_compare, snap_field, theme):
+    async def run_before(pilot):
+        await settle(pilot)
+        await pilot.press("4")
+        await settle(pilot)
+        await pilot.press("question_mark")
+        await pilot.pause(0.3)
+
+    assert snap_compare(make(snap_field, theme), terminal_size=SIZE, run_before=run_before)
+
+
+@pytest.mark.parametrize("theme", THEMES)
+def test_merge_dialog(snap_compare, snap_field, theme, monkeypatch):
+    """Overlapping edits: base, mine and theirs side by side; 'Edit both, marked' has the focus."""
+    import functools
+
+    from memtui.store import merge3
+
+    monkeypatch.setattr(merge3, "keep_copy", functools.partial(merge3.keep_copy, now=FIXED_TIME.replace(tzinfo=None)))
+
+    async def run_before(pilot):
+        await settle(pilot)
+        pilot.app.open_editor("decisions/api-trpc.md")
+        await pilot.pause()
+        editor = pilot.app.screen
+        row = next(i for i, line in enumerate(editor.area.text.split("\n")) if line.startswith("- "))
+        line = editor.area.document.get_line(row)
+        editor._replace_lines(row, row, [line + " (confirmed by Maya)"])
+        target = snap_field / "decisions/api-trpc.md"
+        target.write_bytes(target.read_bytes().replace(line.encode(), (line + " (per the log)").encode()))
+        await pilot.press("ctrl+s")
+        for _ in range(50):
+            await pilot.pause(0.05)
+            if type(pilot.app.screen).__name__ == "MergeScreen":
+                break
+
+    assert snap_compare(make(snap_field, theme), terminal_size=SIZE, run_before=run_before)
+
+
+def test_browse_no_color(snap_compare, snap_field, monkeypatch):
+    """NO_COLOR: greys that stay readable; the selection is a glyph and a reversed row."""
+    monkeypatch.setenv("NO_COLOR", "1")
+
+    async def run_before(pilot):
+        await settle(pilot)
+
+    assert snap_compare(make(snap_field, "memtui-dusk"), terminal_size=SIZE, run_before=run_before)

@@ -12,6 +12,7 @@ from memtui.dialects.detect import dialect_names
 from memtui.dialects.open import open_field
 from memtui.dialects.report import field_report
 from memtui.field.checks import ERROR, RULES, run_checks, summarise
+from memtui.textsafety import plural
 
 SEVERITY_STYLE = {"error": "bold red", "warning": "yellow", "info": "dim"}
 SEVERITY_GLYPH = {"error": "✖ error", "warning": "▲ warning", "info": "· info"}
@@ -20,7 +21,7 @@ SEVERITY_GLYPH = {"error": "✖ error", "warning": "▲ warning", "info": "· in
 def register(sub: argparse._SubParsersAction) -> list[str]:
     parser = sub.add_parser("check", help="report problems in a memory folder")
     parser.add_argument("field", nargs="?", help="memory folder or .memoryfield.zip")
-    parser.add_argument("--json", action="store_true", help="print findings as JSON")
+    parser.add_argument("--json", action="store_true", help="print findings (or, with --rules, the rules) as JSON")
     parser.add_argument("--rules", action="store_true", help="list every rule and exit (no FIELD needed)")
     parser.add_argument(
         "--dialect", choices=dialect_names(), metavar="NAME",
@@ -32,9 +33,13 @@ def register(sub: argparse._SubParsersAction) -> list[str]:
 
 def run(args: argparse.Namespace) -> int:
     if args.rules:
+        if args.json:
+            print_json({"rules": [{"id": r.id, "severity": r.severity, "explanation": r.explanation} for r in RULES.values()]})
+            return 0
         table = Table("rule", "severity", "what it means")
         for rule in RULES.values():
-            table.add_row(rule.id, Text(rule.severity, style=SEVERITY_STYLE[rule.severity]), rule.explanation)
+            # Text, never markup: explanations quote tags such as [stated] literally.
+            table.add_row(Text(rule.id), Text(rule.severity, style=SEVERITY_STYLE[rule.severity]), Text(rule.explanation))
         console().print(table)
         return 0
     if args.field is None:
@@ -52,7 +57,7 @@ def run(args: argparse.Namespace) -> int:
         for line in report.lines():
             out.print(cell(line, style="dim"))
         if findings:
-            table = Table(title=f"memtui check: {len(field)} pages", title_justify="left")
+            table = Table(title=Text(f"memtui check: {plural(len(field), 'page')}"), title_justify="left")
             table.add_column("severity", no_wrap=True)
             table.add_column("rule", no_wrap=True)
             table.add_column("path", overflow="fold")
@@ -69,8 +74,8 @@ def run(args: argparse.Namespace) -> int:
             out.print(table)
         out.print(
             Text(
-                f"{summary['pages']} pages, {summary['errors']} errors, {summary['warnings']} warnings, "
-                f"{summary['info']} notes"
+                f"{plural(summary['pages'], 'page')}, {plural(summary['errors'], 'error')}, "
+                f"{plural(summary['warnings'], 'warning')}, {plural(summary['info'], 'note')}"
             )
         )
         trust = summary["trust"]

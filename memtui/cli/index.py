@@ -72,7 +72,7 @@ def register(sub: argparse._SubParsersAction) -> list[str]:
 
 
 def _index_dir_option(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--index-dir", metavar="DIR", help="keep the index here instead of the user cache folder")
+    parser.add_argument("--index-dir", metavar="DIR", help="keep the index in DIR (default: the user cache folder, ~/.cache/memtui/fields/)")
 
 
 # ---------------------------------------------------------------------- opening

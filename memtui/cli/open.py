@@ -28,8 +28,12 @@ def register(sub: argparse._SubParsersAction) -> list[str]:
 
 
 def _tui_options(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--index-dir", help="where the search index lives (default: FIELD/.memtui/cache)")
-    parser.add_argument("--theme", help="start with this theme")
+    parser.add_argument(
+        "--index-dir",
+        metavar="DIR",
+        help="keep the search index in DIR (default: the user cache folder, ~/.cache/memtui/fields/)",
+    )
+    parser.add_argument("--theme", help="use this theme for this run (a theme chosen in the app is remembered)")
     parser.add_argument(
         "--dialect", choices=dialect_names(), metavar="NAME",
         help="read every page as this format (" + ", ".join(dialect_names()) + "); default: detect",
@@ -70,7 +74,7 @@ def run_demo(args: argparse.Namespace) -> int:
         code = _launch(target, args)
     finally:
         if args.keep:
-            console().print(Text(f"the demo copy is kept at {target}"))
+            console().print(Text(f"the sample field is kept at {target}\ntry: memtui check {target}"))
         else:
             shutil.rmtree(target.parent, ignore_errors=True)
     return code

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import sys
 from typing import Any
 
@@ -15,17 +16,29 @@ _console: Console | None = None
 _error_console: Console | None = None
 
 
+PIPED_WIDTH = 1000  # output to a file or a pipe: never cut or wrap at 80 columns
+
+
 def console() -> Console:
     global _console
     if _console is None:
-        _console = Console(highlight=False, soft_wrap=False)
+        width = None
+        if not sys.stdout.isatty() and not os.environ.get("COLUMNS"):
+            width = PIPED_WIDTH
+        _console = Console(highlight=False, soft_wrap=False, width=width)
     return _console
+
+
+def expand_tables() -> bool:
+    """Tables fill the terminal's width; piped, they are as wide as their content."""
+    return console().width != PIPED_WIDTH
 
 
 def error_console() -> Console:
     global _error_console
     if _error_console is None:
-        _error_console = Console(stderr=True, highlight=False)
+        width = PIPED_WIDTH if not sys.stderr.isatty() and not os.environ.get("COLUMNS") else None
+        _error_console = Console(stderr=True, highlight=False, width=width)
     return _error_console
 
 

@@ -14,11 +14,13 @@ import argparse
 from rich.table import Table
 from rich.text import Text
 
-from memtui.cli.output import cell, console, print_json
+from memtui.cli.decisions import register_undo
+from memtui.cli.output import cell, console, expand_tables, print_json
 from memtui.cli.review_common import (
     add_common,
     confirm,
     declined,
+    ensure_can_ask,
     friendly_errors,
     open_for_review,
     print_diff,
@@ -27,7 +29,8 @@ from memtui.cli.review_common import (
 from memtui.errors import MemtuiError
 from memtui.field.checks import Finding
 from memtui.review import proposals as pmod
-from memtui.textsafety import one_line, visible
+from memtui.review import undo as undo_mod
+from memtui.textsafety import one_line, plural, visible
 
 STATE_STYLE = {
     pmod.READY: "bold green",
@@ -82,6 +85,7 @@ def register(sub: argparse._SubParsersAction) -> list[str]:
     stats = actions.add_parser("stats", help="decisions and regret rate per job kind")
     add_common(stats)
     stats.set_defaults(handler=run_stats)
+    register_undo(actions, undo_mod.PROPOSALS)
     return ["proposals"]
 
 
@@ -141,7 +145,7 @@ def run_list(args: argparse.Namespace) -> int:
     if not queue.entries:
         out.print(Text("no pending proposals" if not args.all else "no proposals"))
         return 0
-    table = Table(title=Text(f"{len(queue.entries)} proposals"), title_justify="left", expand=True)
+    table = Table(title=Text(plural(len(queue.entries), "proposal")), title_justify="left", expand=expand_tables())
     table.add_column("id / carrier", overflow="fold", ratio=2)
     table.add_column("job / age", no_wrap=True)
     table.add_column("pages", overflow="fold", ratio=3)
@@ -241,7 +245,7 @@ def _done(entry, verb: str, args: argparse.Namespace) -> int:
     if args.json:
         print_json({"decision": entry.to_json()})
         return 0
-    line = Text(f"{verb} ", style="green") + cell(entry.target) + Text(f": {len(entry.pages)} pages")
+    line = Text(f"{verb} ", style="green") + cell(entry.target) + Text(f": {plural(len(entry.pages), 'page')}")
     if entry.commit:
         line.append(f", commit {entry.commit[:12]}")
     console().print(line)
@@ -251,14 +255,12 @@ def _done(entry, verb: str, args: argparse.Namespace) -> int:
 @friendly_errors
 def run_approve(args: argparse.Namespace) -> int:
     root, _ = open_for_review(args.field, write=True)
-    interactive = not (args.yes or args.json)
+    ensure_can_ask(args)
     proposal = pmod.get_proposal(root, args.id)
     if args.accept_stale and proposal.stale and not args.json:
         _print_three_way(pmod.review_proposal(root, args.id), side_by_side=False)
-    if interactive:
-        count = len(proposal.changes)
-        if not confirm(f"Apply {count} page{'s' if count != 1 else ''} of proposal {args.id}?", args):
-            return declined()
+    if not confirm(f"Apply {plural(len(proposal.changes), 'page')} of proposal {args.id}?", args):
+        return declined()
     # Bound to what was just shown (or to what the caller saw earlier, with --fingerprint).
     entry = pmod.approve(
         root, args.id, reviewer=args.reviewer, accept_stale=args.accept_stale,
@@ -270,7 +272,7 @@ def run_approve(args: argparse.Namespace) -> int:
 @friendly_errors
 def run_reject(args: argparse.Namespace) -> int:
     root, _ = open_for_review(args.field, write=True)
-    if not (args.yes or args.json) and not confirm(f"Reject proposal {args.id}?", args):
+    if not confirm(f"Reject proposal {args.id}?", args):
         return declined()
     entry = pmod.reject(root, args.id, reason=args.reason, reviewer=args.reviewer)
     return _done(entry, "rejected", args)
@@ -301,6 +303,7 @@ def run_revert(args: argparse.Namespace) -> int:
         else:
             _print_plan(plan)
         return 0
+    ensure_can_ask(args)
     if plan.conflicts and not args.json:
         _print_plan(plan)
     if plan.conflicts and not args.force:
@@ -308,7 +311,7 @@ def run_revert(args: argparse.Namespace) -> int:
             f"{', '.join(p.path for p in plan.conflicts)} changed since {args.id} was approved",
             "the differences are shown above; use --force to revert anyway",
         )
-    if not (args.yes or args.json) and not confirm(f"Revert proposal {args.id}?", args):
+    if not confirm(f"Revert proposal {args.id}?", args):
         return declined()
     entry = pmod.revert(root, args.id, reviewer=args.reviewer, reason=args.reason, force=args.force)
     return _done(entry, "reverted", args)

@@ -13,20 +13,24 @@ import argparse
 from rich.table import Table
 from rich.text import Text
 
-from memtui.cli.output import cell, console, print_json
+from memtui.cli.decisions import register_undo
+from memtui.cli.output import cell, console, expand_tables, print_json
 from memtui.cli.review_common import (
     add_common,
     confirm,
     declined,
+    ensure_can_ask,
     friendly_errors,
     open_for_review,
+    prompt_console,
     tagged,
 )
 from memtui.dialects.open import open_field
 from memtui.errors import MemtuiError
 from memtui.review import injection
 from memtui.review import quarantine as qmod
-from memtui.textsafety import one_line
+from memtui.review import undo as undo_mod
+from memtui.textsafety import one_line, plural
 
 HASH_SHOWN = 12
 
@@ -60,6 +64,7 @@ def register(sub: argparse._SubParsersAction) -> list[str]:
     reject.add_argument("--session", metavar="SOURCE", help="every page of this queue group (see list)")
     reject.add_argument("--reason", required=True, help="why the pages are rejected (recorded in the ledger)")
     reject.set_defaults(handler=run_reject)
+    register_undo(actions, undo_mod.QUARANTINE)
     return ["quarantine"]
 
 
@@ -68,6 +73,13 @@ def register(sub: argparse._SubParsersAction) -> list[str]:
 
 def _queue(root) -> qmod.QuarantineQueue:
     return qmod.quarantine_queue(open_field(root))
+
+
+def _tainted_transcripts(field) -> int:
+    """Session transcripts that read outside content: tainted, but evidence, never in the queue."""
+    from memtui.field import trust
+
+    return sum(1 for info in field if info.path.startswith(qmod.SESSIONS_PREFIX) and field.trust(info.path) == trust.QUARANTINED)
 
 
 def _flag_text(flags: dict[str, int]) -> Text:
@@ -82,7 +94,7 @@ def _flag_text(flags: dict[str, int]) -> Text:
 
 
 def _item_table(title: str, items: list[qmod.QueueItem]) -> Table:
-    table = Table(title=Text(title), title_justify="left", expand=True)
+    table = Table(title=Text(title), title_justify="left", expand=expand_tables())
     table.add_column("page / title", overflow="fold", ratio=3)
     table.add_column("created / sha256", no_wrap=True)
     table.add_column("approve to", overflow="fold", ratio=2)
@@ -102,7 +114,8 @@ def _item_table(title: str, items: list[qmod.QueueItem]) -> Table:
 @friendly_errors
 def run_list(args: argparse.Namespace) -> int:
     root, _ = open_for_review(args.field, write=False)
-    queue = _queue(root)
+    field = open_field(root)
+    queue = qmod.quarantine_queue(field)
     if args.json:
         print_json(queue.to_json())
         return 0
@@ -110,12 +123,15 @@ def run_list(args: argparse.Namespace) -> int:
     if not queue.groups and not queue.unreviewed:
         out.print(Text("nothing waits for review"))
         return 0
-    out.print(Text(f"Quarantined: {len(queue.quarantined)} pages, by source, oldest first", style="bold"))
+    out.print(Text(f"Quarantined: {plural(len(queue.quarantined), 'page')}, by source, oldest first", style="bold"))
     for group in queue.groups:
         out.print(_item_table(f"from {one_line(group.source)}", group.items))
-    out.print(Text(f"Unreviewed (not tainted): {len(queue.unreviewed)} pages", style="bold"))
+    out.print(Text(f"Unreviewed (not tainted): {plural(len(queue.unreviewed), 'page')}", style="bold"))
     if queue.unreviewed:
         out.print(_item_table("unreviewed", queue.unreviewed))
+    transcripts = _tainted_transcripts(field)
+    if transcripts:
+        out.print(Text(f"not counted: {plural(transcripts, 'tainted session transcript')} under sessions/ (evidence, kept as is, never reviewed)", style="dim"))
     return 0
 
 
@@ -192,9 +208,8 @@ def _selected(root, args: argparse.Namespace) -> list[tuple[str, str | None]]:
     return items
 
 
-def _bind_for_prompt(root, items: list[tuple[str, str | None]], to: str | None) -> list[tuple[str, str | None]]:
+def _bind_for_prompt(root, items: list[tuple[str, str | None]], to: str | None, out) -> list[tuple[str, str | None]]:
     """Show each page's hash, destination and danger flags; bind the decision to those hashes."""
-    out = console()
     bound = []
     for path, digest in items:
         review = qmod.inspect_page(root, path, to=to)
@@ -213,20 +228,23 @@ def _bind_for_prompt(root, items: list[tuple[str, str | None]], to: str | None) 
     return bound
 
 
+PAST = {"Approve": "approved", "Reject": "rejected"}
+
+
 def _decide(args: argparse.Namespace, verb: str, run) -> int:
     root, _ = open_for_review(args.field, write=True)
+    ensure_can_ask(args)
     items = _selected(root, args)
-    interactive = not (args.yes or args.json)
-    if interactive:
-        items = _bind_for_prompt(root, items, getattr(args, "to", None))
-        if not confirm(f"{verb} {len(items)} page{'s' if len(items) != 1 else ''}?", args):
+    if not args.yes:
+        items = _bind_for_prompt(root, items, getattr(args, "to", None), prompt_console(args))
+        if not confirm(f"{verb} {plural(len(items), 'page')}?", args):
             return declined()
     decisions = run(root, items)
     if args.json:
         print_json({"decisions": [d.to_json() for d in decisions]})
         return 0
     for decision in decisions:
-        line = Text(f"{verb.lower()}d ", style="green") + cell(decision.path)
+        line = Text(f"{PAST[verb]} ", style="green") + cell(decision.path)
         if decision.moved_to:
             line.append(" \u2192 ")
             line.append_text(cell(decision.moved_to))

@@ -16,7 +16,7 @@ from pathlib import Path
 from rich.table import Table
 from rich.text import Text
 
-from memtui.cli.output import console, error_console
+from memtui.cli.output import console, error_console, expand_tables
 from memtui.errors import FieldNotFoundError, MemtuiError, ReadOnlyFieldError
 from memtui.review import apply_journal
 from memtui.review.diffs import (
@@ -57,7 +57,10 @@ def add_common(parser: argparse.ArgumentParser, *, reviewer: bool = False) -> No
     parser.add_argument("--json", action="store_true", help="print the result as JSON")
     if reviewer:
         parser.add_argument("--reviewer", help="who decides (default: $MEMTUI_REVIEWER, git user.name, OS user)")
-        parser.add_argument("--yes", "-y", action="store_true", help="do not ask for confirmation")
+        parser.add_argument(
+            "--yes", "-y", action="store_true",
+            help="decide without asking (required when not run from a terminal)",
+        )
 
 
 def open_for_review(path: str, *, write: bool) -> tuple[Path, bool]:
@@ -86,12 +89,30 @@ def open_for_review(path: str, *, write: bool) -> tuple[Path, bool]:
     return p, False
 
 
+def ensure_can_ask(args: argparse.Namespace) -> None:
+    """A decision asks ``[y/N]`` on a terminal; without one (a script, a pipe, cron) it needs ``--yes``."""
+    if not getattr(args, "yes", False) and not sys.stdin.isatty():
+        raise MemtuiError(
+            "not run from a terminal, so memtui cannot ask before deciding; nothing was changed",
+            "add --yes to decide without being asked",
+        )
+
+
+def prompt_console(args: argparse.Namespace):
+    """Where questions and what they are about go: stderr with ``--json`` (stdout stays JSON)."""
+    return error_console() if getattr(args, "json", False) else console()
+
+
 def confirm(question: str, args: argparse.Namespace) -> bool:
-    """Ask on a terminal; ``--yes``, ``--json`` and non-interactive runs proceed without asking."""
-    if getattr(args, "yes", False) or getattr(args, "json", False) or not sys.stdin.isatty():
+    """Ask ``[y/N]`` on a terminal (No by default); ``--yes`` proceeds without asking.
+
+    Without a terminal and without ``--yes`` this raises (see ``ensure_can_ask``).
+    """
+    if getattr(args, "yes", False):
         return True
+    ensure_can_ask(args)
     try:
-        answer = console().input(Text(f"{one_line(question)} [y/N] "))
+        answer = prompt_console(args).input(Text(f"{one_line(question)} [y/N] "))
     except EOFError:
         return False
     return answer.strip().lower() in {"y", "yes"}
@@ -140,7 +161,7 @@ def _side(text: str | None, spans: tuple[tuple[int, int], ...], style: str, mark
 
 
 def render_side_by_side(diff: PageDiff) -> Table:
-    table = Table(title=Text(f"{one_line(diff.path)} ({diff.action})"), title_justify="left", expand=True)
+    table = Table(title=Text(f"{one_line(diff.path)} ({diff.action})"), title_justify="left", expand=expand_tables())
     table.add_column("#", justify="right", style="dim", no_wrap=True)
     table.add_column("before", overflow="fold", ratio=1)
     table.add_column("#", justify="right", style="dim", no_wrap=True)

@@ -22,6 +22,11 @@ the last proposal decision for an id wins (approved, rejected, reverted).
 The *regret rate* of a job kind is approved proposals later reverted divided by
 approved proposals.
 
+A ``decision-undo`` line cancels the latest decision still in force on the same
+target (a reviewer's slip, undone with ``z`` in the TUI or ``memtui ... undo``):
+both lines stay in the ledger, and ``in_force`` replays them, so an undone
+approval is neither a decision nor an approval for the regret rate.
+
 A line that does not parse (a torn write after a power cut, a hand edit) is
 skipped and counted in ``LedgerRead.bad_lines``; it never stops the reader.
 """
@@ -46,8 +51,11 @@ QUARANTINE_REJECT = "quarantine-reject"
 PROPOSAL_APPROVE = "proposal-approve"
 PROPOSAL_REJECT = "proposal-reject"
 PROPOSAL_REVERT = "proposal-revert"
-ACTIONS = (QUARANTINE_APPROVE, QUARANTINE_REJECT, PROPOSAL_APPROVE, PROPOSAL_REJECT, PROPOSAL_REVERT)
+DECISION_UNDO = "decision-undo"  # cancels the latest decision in force on the same target (see ``in_force``)
+ACTIONS = (QUARANTINE_APPROVE, QUARANTINE_REJECT, PROPOSAL_APPROVE, PROPOSAL_REJECT, PROPOSAL_REVERT, DECISION_UNDO)
 PROPOSAL_ACTIONS = (PROPOSAL_APPROVE, PROPOSAL_REJECT, PROPOSAL_REVERT)
+QUARANTINE_ACTIONS = (QUARANTINE_APPROVE, QUARANTINE_REJECT)
+UNDOABLE_ACTIONS = (QUARANTINE_APPROVE, QUARANTINE_REJECT, PROPOSAL_APPROVE, PROPOSAL_REJECT)
 
 # Proposal states the ledger decides.
 APPROVED = "approved"
@@ -197,7 +205,7 @@ def reviewer_name(explicit: str | None = None, root: Path | None = None) -> str:
 def proposal_decisions(entries: list[LedgerEntry]) -> dict[str, LedgerEntry]:
     """The last proposal decision per proposal id (approve, reject or revert)."""
     last: dict[str, LedgerEntry] = {}
-    for entry in entries:
+    for entry in in_force(entries):
         if entry.action in PROPOSAL_ACTIONS:
             last[entry.target] = entry
     return last
@@ -247,7 +255,7 @@ def regret_stats(entries: list[LedgerEntry]) -> tuple[dict[str, JobStats], JobSt
     per_job: dict[str, JobStats] = {}
     total = JobStats("all")
     approved_ids: set[str] = set()
-    for entry in entries:
+    for entry in in_force(entries):
         if entry.action not in PROPOSAL_ACTIONS:
             continue
         job = entry.job or "unknown"
@@ -273,3 +281,64 @@ def page_decisions(entries: list[LedgerEntry], path: str) -> list[LedgerEntry]:
         if entry.target == path or any(p.get("path") == path or p.get("moved_to") == path for p in entry.pages):
             out.append(entry)
     return out
+
+
+# --------------------------------------------------------------------------- undo
+
+
+def _replay(entries: list[LedgerEntry]) -> tuple[list[LedgerEntry], dict[int, LedgerEntry]]:
+    """(decisions in force, in file order; undone decision's index -> the undo that cancelled it)."""
+    stacks: dict[str, list[int]] = {}
+    undone: dict[int, LedgerEntry] = {}
+    for index, entry in enumerate(entries):
+        if entry.action == DECISION_UNDO:
+            stack = stacks.get(entry.target)
+            if stack:
+                undone[stack.pop()] = entry
+            continue
+        stacks.setdefault(entry.target, []).append(index)
+    kept = [entry for index, entry in enumerate(entries) if index not in undone and entry.action != DECISION_UNDO]
+    return kept, undone
+
+
+def in_force(entries: list[LedgerEntry]) -> list[LedgerEntry]:
+    """The decisions an undo has not cancelled, in file order (undo lines themselves left out).
+
+    Each ``decision-undo`` cancels the latest decision still in force on the same target.
+    """
+    if not any(entry.action == DECISION_UNDO for entry in entries):
+        return list(entries)
+    return _replay(entries)[0]
+
+
+@dataclass(slots=True)
+class DecisionRecord:
+    """One decision as a reviewer sees it: who, when, why, and whether it was undone."""
+
+    entry: LedgerEntry
+    undone_by: LedgerEntry | None
+
+    def to_json(self) -> dict[str, Any]:
+        return {"decision": self.entry.to_json(), "undone_by": self.undone_by.to_json() if self.undone_by else None}
+
+
+def decision_records(entries: list[LedgerEntry], actions: tuple[str, ...] = UNDOABLE_ACTIONS + (PROPOSAL_REVERT,)) -> list[DecisionRecord]:
+    """Every decision of ``actions``, newest first, each with the undo that cancelled it (if any)."""
+    _kept, undone = _replay(entries)
+    records = [
+        DecisionRecord(entry, undone.get(index))
+        for index, entry in enumerate(entries)
+        if entry.action in actions
+    ]
+    records.reverse()
+    return records
+
+
+def undo_candidates(entries: list[LedgerEntry], actions: tuple[str, ...] = UNDOABLE_ACTIONS) -> list[LedgerEntry]:
+    """Decisions an undo may cancel now, newest first: in force, of ``actions``, and the
+    latest decision in force on their target (an approval a revert followed is not one)."""
+    kept = in_force(entries)
+    latest: dict[str, LedgerEntry] = {}
+    for entry in kept:
+        latest[entry.target] = entry
+    return [entry for entry in reversed(kept) if entry.action in actions and latest.get(entry.target) is entry]

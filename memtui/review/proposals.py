@@ -760,6 +760,24 @@ def revert(
     created move to ``.memtui/archive/reverted/``; retired pages come back. In a
     git field the result is one commit ``memtui: revert dream proposal <id>``.
     """
+    return restore_before_approval(
+        root, proposal_id, action=ledger.PROPOSAL_REVERT, reviewer=reviewer, reason=reason, force=force, field=field
+    )
+
+
+def restore_before_approval(
+    root: Path,
+    proposal_id: str,
+    *,
+    action: str,
+    reviewer: str | None = None,
+    reason: str | None = None,
+    force: bool = False,
+    field: Field | None = None,
+) -> ledger.LedgerEntry:
+    """Put back the pages an approval changed and record ``action``: a revert (the job's
+    change was wrong: it counts toward the regret rate) or an undo (the reviewer's slip:
+    the proposal is pending again). See ``revert``."""
     root = Path(root)
     _check_writable(root, field)
     apply_journal.recover_interrupted(root)
@@ -774,8 +792,9 @@ def revert(
             f"{', '.join(p.path for p in plan.conflicts)} changed since {proposal_id} was approved",
             "see the difference with: memtui proposals revert FIELD ID --dry-run, then use --force to revert anyway",
         )
+    undo = action == ledger.DECISION_UNDO
     writes = [
-        apply_journal.PageWrite(page.path, page.current, page.restore, archive_bucket="reverted")
+        apply_journal.PageWrite(page.path, page.current, page.restore, archive_bucket="undone" if undo else "reverted")
         for page in plan.pages
         if not page.done
     ]
@@ -783,7 +802,7 @@ def revert(
     entry = ledger.LedgerEntry(
         ts=ledger.now_iso(),
         who=ledger.reviewer_name(reviewer, root),
-        action=ledger.PROPOSAL_REVERT,
+        action=action,
         target=proposal_id,
         job=approval.job,
         carrier=approval.carrier,
@@ -792,12 +811,13 @@ def revert(
     if not writes:
         ledger.append(root, entry)
         return entry
-    message = f"memtui: revert dream proposal {proposal_id} ({approval.job or 'unknown'})\n\n"
+    verb = "undo the approval of" if undo else "revert"
+    message = f"memtui: {verb} dream proposal {proposal_id} ({approval.job or 'unknown'})\n\n"
     if approval.commit:
         message += f"This reverts commit {approval.commit}.\n\n"
     message += f"Memtui-Proposal: {proposal_id}\n"
     result = apply_journal.apply_atomically(
-        root, writes, entry=entry, label=f"revert {proposal_id}", commit_message=message
+        root, writes, entry=entry, label=f"{'undo' if undo else 'revert'} {proposal_id}", commit_message=message
     )
     return result.entry
 
@@ -833,5 +853,5 @@ __all__ = [
     "READY", "STALE", "CONFLICTING", "INVALID", "Loaded", "Queue", "QueueEntry", "Validation", "Review",
     "ThreeWay", "RevertPlan", "RevertPage", "Stats", "ProposalNotFoundError", "load_proposals", "get_proposal",
     "proposal_queue", "review_proposal", "check_delta", "field_findings", "result_field", "find_version", "base_bytes",
-    "approve", "reject", "plan_revert", "revert", "stats", "Proposal", "PageChange",
+    "approve", "reject", "plan_revert", "revert", "restore_before_approval", "stats", "Proposal", "PageChange",
 ]

@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 import datetime as _dt
 import importlib
+import signal
 import threading
 import time
 from pathlib import Path
@@ -30,7 +31,13 @@ from memtui.index.model import ChangeBatch
 from memtui.resources import themes_dir
 from memtui.store.locations import default_cache_dir
 from memtui.tui import row_cache, safe
-from memtui.tui.commands import ActionsProvider, PagesProvider
+from memtui.tui.commands import (
+    ActionsProvider,
+    HistoryProvider,
+    PagesProvider,
+    ScreenActionsProvider,
+)
+from memtui.tui.contrast import NO_COLOR_THEME, use_readable_dim
 from memtui.tui.events import FieldEvent, LoadProgress
 from memtui.tui.model import PENDING, Analysis, PageRow, analyse, make_row, quick_rows
 from memtui.tui.screens.browse import BrowseScreen
@@ -65,7 +72,7 @@ class MemtuiApp(App):
 
     CSS_PATH = "styles/app.tcss"
     TITLE = "memtui"
-    COMMANDS = App.COMMANDS | {PagesProvider, ActionsProvider}
+    COMMANDS = App.COMMANDS | {ScreenActionsProvider, PagesProvider, ActionsProvider, HistoryProvider}
     ENABLE_COMMAND_PALETTE = True
 
     # Screens other than browse are imported when first opened (start-up time).
@@ -106,6 +113,7 @@ class MemtuiApp(App):
         self.use_index = use_index
         self.settings = settings or Settings.load()
         self.requested_theme = theme
+        self._theme_from_command_line: str | None = None
         self.field: Field | None = None
         self.pending_paths: set[str] = set()  # listed but not read yet (first load)
         self.rows: dict[str, PageRow] = {}  # the page list's rows, kept current by the app
@@ -124,6 +132,7 @@ class MemtuiApp(App):
         self.index_ready = asyncio.Event()
         self._analysis_pending = False
         super().__init__()
+        use_readable_dim(self)  # dim text stays at 4.5:1 or more
         self.field_signal: Signal[FieldEvent] = Signal(self, "field")
         # Scan the folder while Textual starts up (file system calls release the GIL).
         self._early = _EarlyScan(self.field_path, dialect) if self.field_path.is_dir() else None
@@ -134,6 +143,80 @@ class MemtuiApp(App):
         self._register_themes()
         self.theme_changed_signal.subscribe(self, self._theme_changed)
         self.load_field()
+        if not self.is_headless:
+            self._catch_hangup()
+
+    def _catch_hangup(self) -> None:
+        """Closing the terminal window (SIGHUP) keeps unsaved edits under .memtui/unsaved/ first."""
+        try:
+            loop = asyncio.get_running_loop()
+            for number in (signal.SIGHUP, signal.SIGTERM):
+                loop.add_signal_handler(number, self._hang_up)
+        except (NotImplementedError, RuntimeError, AttributeError, ValueError):
+            pass  # no such signals here (Windows); Textual's own handling applies
+
+    def _hang_up(self) -> None:
+        self.keep_unsaved_edits()
+        self.exit(return_code=129)
+
+    def editors(self) -> list:
+        """Every editor open in any mode, the active one first."""
+        from memtui.tui.screens.editor import EditorScreen
+
+        found = []
+        for stack in self._screen_stacks.values():
+            found.extend(screen for screen in stack if isinstance(screen, EditorScreen))
+        found.sort(key=lambda screen: screen is not self.screen)
+        return found
+
+    def keep_unsaved_edits(self) -> list[str]:
+        """Store every editor's unsaved text under .memtui/unsaved/ (nothing in the field changes)."""
+        from memtui.store import merge3
+
+        kept = []
+        for editor in self.editors():
+            data = editor.unsaved_bytes()
+            if data is None or self.field is None:
+                continue
+            try:
+                kept.append(merge3.keep_copy(self.field.root, editor.path, data, folder=merge3.UNSAVED_DIR))
+            except (OSError, MemtuiError):
+                continue
+        return kept
+
+    async def action_quit(self) -> None:
+        """Quit, but never drop unsaved edits without asking."""
+        dirty = [editor for editor in self.editors() if editor.dirty]
+        if not dirty:
+            self.exit()
+            return
+        self._ask_before_quitting(dirty)
+
+    @work(exclusive=True, group="quit")
+    async def _ask_before_quitting(self, dirty: list) -> None:
+        from rich.text import Text
+
+        from memtui.tui.screens.dialogs import ChoiceDialog
+
+        names = ", ".join(editor.path for editor in dirty)
+        choice = await self.push_screen_wait(
+            ChoiceDialog(
+                "Unsaved edits",
+                Text(f"{safe.line(names, limit=300).plain} {'has' if len(dirty) == 1 else 'have'} edits that are not saved."),
+                [("stay", "Keep editing"), ("save", "Save and quit"), ("discard", "Quit without saving")],
+                variant_of={"save": "primary", "discard": "error"},
+            )
+        )
+        if choice == "discard":
+            self.exit()
+            return
+        if choice != "save":
+            return
+        for editor in dirty:
+            if not await editor.save().wait():
+                safe.notify(self, f"{editor.path} was not saved; still here", severity="warning")
+                return
+        self.exit()
 
     def _register_themes(self) -> None:
         try:
@@ -145,16 +228,33 @@ class MemtuiApp(App):
             self.register_theme(theme)
         for problem in problems:
             safe.notify(self, f"theme {problem.path.name} not loaded: {problem.message}", severity="warning")
+        if self.no_color:
+            # NO_COLOR: greys that stay readable once Textual turns every colour to grey.
+            self.register_theme(NO_COLOR_THEME)
+            self._theme_from_command_line = NO_COLOR_THEME.name
+            self.theme = NO_COLOR_THEME.name
+            self._palette = self._make_palette()
+            return
         wanted = self.requested_theme or self.settings.theme
         if wanted in self.available_themes:
+            if self.requested_theme and self.requested_theme != self.theme:
+                self._theme_from_command_line = self.requested_theme
             self.theme = wanted
         elif themes:
             self.theme = themes[0].name
         self._palette = self._make_palette()
 
+    def _refresh_truecolor_filter(self, theme) -> None:
+        # Textual rebuilds its true-colour filter on every theme change; keep memtui's readable dim.
+        super()._refresh_truecolor_filter(theme)
+        use_readable_dim(self)
+
     def _theme_changed(self, theme) -> None:
         self._palette = self._make_palette()
-        if self.settings.theme != theme.name:
+        if self._theme_from_command_line == theme.name:
+            if theme.name != NO_COLOR_THEME.name:
+                self._theme_from_command_line = None  # --theme is for this run; only a choice in the app is remembered
+        elif self.settings.theme != theme.name and theme.name != NO_COLOR_THEME.name:
             self.settings.theme = theme.name
             self.settings.save()
         self.field_signal.publish(FieldEvent("theme"))
@@ -443,7 +543,7 @@ class MemtuiApp(App):
     def action_help(self) -> None:
         from memtui.tui.screens.help import HelpScreen
 
-        self.push_screen(HelpScreen())
+        self.push_screen(HelpScreen(self.screen))
 
     def open_page(self, path: str, *, line: int | None = None) -> None:
         from memtui.tui.screens.page import PageScreen
@@ -469,7 +569,7 @@ class MemtuiApp(App):
         colours.update(tag_colours(variables))
         return {name: value if _is_colour(value) else "" for name, value in colours.items()}
 
-    def open_editor(self, path: str) -> None:
+    def open_editor(self, path: str, *, line: int | None = None) -> None:
         from memtui.tui.screens.editor import EditorScreen
 
         if self.field is None or path not in self.field.pages:
@@ -478,7 +578,7 @@ class MemtuiApp(App):
         if self.field.readonly:
             safe.notify(self, "this field is read-only (opened from a zip)", severity="warning")
             return
-        self.push_screen(EditorScreen(path))
+        self.push_screen(EditorScreen(path, line=line))
 
     def action_open_named(self, path: str) -> None:
         self.open_page(path)
@@ -510,6 +610,24 @@ class MemtuiApp(App):
         self.call_from_thread(safe.notify, self, message, severity=severity)
         self.call_from_thread(self.field_signal.publish, FieldEvent("index"))
 
+    def get_system_commands(self, screen):
+        """Textual's system commands without duplicates of memtui's own (Keys: ``?`` is the help)
+        and without Screenshot when there is nowhere to save it."""
+        for command in super().get_system_commands(screen):
+            if command.title == "Keys":
+                continue
+            if command.title == "Screenshot" and not _screenshot_possible():
+                continue
+            yield command
+
+    def action_cycle_bump_updated(self) -> None:
+        from memtui.tui.settings import BUMP_CHOICES
+
+        current = self.settings.bump_updated
+        self.settings.bump_updated = BUMP_CHOICES[(BUMP_CHOICES.index(current) + 1) % len(BUMP_CHOICES)] if current in BUMP_CHOICES else "ask"
+        self.settings.save()
+        safe.notify(self, f"on save, set updated: to now: {self.settings.bump_updated}", timeout=3)
+
     def action_toggle_commit_after_save(self) -> None:
         self.settings.commit_after_save = not self.settings.commit_after_save
         self.settings.save()
@@ -531,6 +649,21 @@ class MemtuiApp(App):
 
 def _screen(module: str, name: str):
     return getattr(importlib.import_module(f"memtui.tui.screens.{module}"), name)()
+
+
+def _screenshot_possible() -> bool:
+    """Textual saves screenshots in the user's downloads folder: only offer it when that folder is writable."""
+    import os
+
+    try:
+        from textual.app import (
+            user_downloads_path,  # where Textual's deliver_screenshot saves
+        )
+
+        folder = user_downloads_path()
+    except Exception:
+        return False
+    return folder.is_dir() and os.access(folder, os.W_OK)
 
 
 def _is_colour(value: str) -> bool:

@@ -1,4 +1,13 @@
-"""Command palette providers: open a page by title, id or path; run any action.
+"""Command palette providers: open a page by title, id or path; run any action; open a subject's history.
+
+- ``PagesProvider``: open a page by title, id or path;
+- ``ScreenActionsProvider``: the current screen's own keys as commands
+  (approve, reject, undo, revert, edit...), run on that screen;
+- ``ActionsProvider``: app-wide actions (no duplicates of Textual's system
+  commands: those are Theme, Quit, Maximize; Textual's Keys and a Screenshot
+  that cannot be saved are left out, see ``MemtuiApp.get_system_commands``);
+- ``HistoryProvider``: "History: <subject>" for every subject and inline chain,
+  the same lookup as ``memtui history FIELD SUBJECT``.
 
 Hit prompts are built as ``rich.text.Text`` (never markup): Textual's own
 ``Matcher.highlight`` parses its candidate as markup, and ``Hit.help`` is parsed
@@ -11,6 +20,7 @@ import asyncio
 from functools import partial
 
 from rich.text import Text
+from textual.binding import Binding
 from textual.command import DiscoveryHit, Hit, Hits, Provider
 
 from memtui.textsafety import one_line
@@ -65,9 +75,9 @@ ACTIONS: list[tuple[str, str, str]] = [
     ("Open IDENTITY.md", "the always-loaded identity layer", "open_named('IDENTITY.md')"),
     ("Rebuild search index", "delete and rebuild the index cache in the background", "rebuild_index"),
     ("Rescan the folder", "re-read every page that changed on disk", "rescan"),
-    ("Keys and help", "every key binding", "help"),
+    ("Keys and help", "the keys of this screen first, then every other key", "help"),
     ("Toggle git commit after save", "commit each save when the field is a git repository", "toggle_commit_after_save"),
-    ("Quit", "leave memtui", "quit"),
+    ("Editor: set updated: on save (ask, always, never)", "what saving does with a page's updated: key", "cycle_bump_updated"),
 ]
 
 
@@ -84,3 +94,71 @@ class ActionsProvider(Provider):
             score = matcher.match(name)
             if score > 0:
                 yield Hit(score, _highlighted(matcher, name), partial(self.app.run_action, action), help=help_text)
+
+
+class ScreenActionsProvider(Provider):
+    """The keys of the screen the palette was opened from, as commands run on that screen."""
+
+    def _commands(self) -> list[tuple[str, str, str]]:
+        screen = self.screen
+        seen: set[str] = set()
+        commands = []
+        for binding in getattr(type(screen), "BINDINGS", []):
+            if not isinstance(binding, Binding) or not binding.description or binding.action in ("back",):
+                continue
+            if binding.action.startswith("app.") or binding.description in seen:
+                continue
+            seen.add(binding.description)
+            key = binding.key_display or binding.key.split(",")[0]
+            commands.append((f"{screen.title or type(screen).__name__}: {binding.description}", key, binding.action))
+        return commands
+
+    async def _run(self, action: str) -> None:
+        await self.screen.run_action(action)
+
+    async def discover(self) -> Hits:
+        for name, key, action in self._commands():
+            yield DiscoveryHit(name, partial(self._run, action), help=f"key: {key}")
+
+    async def search(self, query: str) -> Hits:
+        matcher = self.matcher(query)
+        for name, key, action in self._commands():
+            score = matcher.match(name)
+            if score > 0:
+                yield Hit(score, _highlighted(matcher, name), partial(self._run, action), help=f"key: {key}")
+
+
+class HistoryProvider(Provider):
+    """History of a subject (every page and inline chain of it), as ``memtui history FIELD SUBJECT``."""
+
+    async def startup(self) -> None:
+        self._targets: list[tuple[str, str]] = []  # (shown name, what to look up)
+        field = self.app.model_field() if hasattr(self.app, "model_field") else None
+        if field is None:
+            return
+        history = field.history
+        self._targets = [(subject, subject) for subject in history.subjects()]
+        for chain in history.all_inline_chains():
+            path, _, key = chain.name.partition("#")
+            self._targets.append((f"{key} (inline, {path})", chain.name))
+
+    def _names(self) -> list[tuple[str, str]]:
+        return getattr(self, "_targets", [])
+
+    async def search(self, query: str) -> Hits:
+        text = query.strip()
+        if not text:
+            return
+        matcher = self.matcher(query)
+        for number, (name, target) in enumerate(self._names()):
+            if number % 500 == 0:
+                await asyncio.sleep(0)
+            candidate = f"History: {one_line(name, 80)}"
+            score = matcher.match(candidate) * 0.7  # a page of the same name ranks first
+            if score > 0:
+                yield Hit(score, _highlighted(matcher, candidate), partial(self.app.open_history, target), help="every version, oldest first")
+        lowered = text.casefold()
+        if lowered.startswith("history "):
+            subject = text[len("history ") :].strip()
+            if subject:
+                yield Hit(0.5, Text(f"History: {one_line(subject, 80)} (as typed)"), partial(self.app.open_history, subject), help="look it up like memtui history FIELD SUBJECT")

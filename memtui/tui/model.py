@@ -36,7 +36,9 @@ BADGES = {
     "findings": ("▲", "find", "warning"),
     "proposal": ("✎", "prop", "accent"),
     "loading": ("…", "reading", "secondary"),
+    "tainted": ("◇", "taint", "secondary"),  # a session transcript that read outside content: evidence, not reviewed
 }
+SESSIONS_PREFIX = "sessions/"
 PENDING = "pending"  # listed, not read yet (or not analysed yet: never shown as current)
 # Trust and history states as glyph, word and colour: the same everywhere, never colour alone.
 TRUST_BADGES = {
@@ -75,7 +77,8 @@ class PageRow:
             return ["loading"]
         out = []
         if self.trust == trust_mod.QUARANTINED:
-            out.append("quarantined")
+            # A tainted transcript is evidence, never in the review queue: counted apart.
+            out.append("tainted" if self.path.startswith(SESSIONS_PREFIX) else "quarantined")
         elif self.trust == trust_mod.UNREVIEWED:
             out.append("unreviewed")
         elif self.trust == trust_mod.UNKNOWN:
@@ -212,7 +215,10 @@ def analyse(field_: Field) -> Analysis:
     per_day: Counter[str] = Counter()
     for row in rows.values():
         counts["pages"] += 1
-        counts[row.trust] += 1
+        if row.trust == trust_mod.QUARANTINED and row.path.startswith(SESSIONS_PREFIX):
+            counts["tainted_sessions"] += 1  # not in the review queue (memtui quarantine list agrees)
+        else:
+            counts[row.trust] += 1
         if row.status in (SUPERSEDED, STALE):
             counts[row.status] += 1
         if row.errors or row.warnings:

@@ -9,12 +9,15 @@ from pathlib import Path
 from memtui.store.locations import user_config_dir
 from memtui.store.safe_write import write_internal_file
 
+BUMP_CHOICES = ("ask", "always", "never")
+
 
 @dataclass
 class Settings:
     theme: str = "memtui-dusk"
     commit_after_save: bool = False  # when the field is a git repository
     soft_wrap: bool = True
+    bump_updated: str = "ask"  # on save, set updated: to now: "ask" | "always" | "never"
 
     @classmethod
     def path(cls) -> Path:
@@ -33,7 +36,10 @@ class Settings:
         for key, value in data.items():
             if key in known and isinstance(value, type(getattr(cls(), key))):
                 values[key] = value
-        return cls(**values)
+        settings = cls(**values)
+        if settings.bump_updated not in BUMP_CHOICES:
+            settings.bump_updated = "ask"
+        return settings
 
     def save(self) -> None:
         try:

@@ -1,4 +1,9 @@
-"""Browse: every page as a sortable list or a folder tree, with state badges and filters."""
+"""Browse: every page as a sortable list or a folder tree, with state badges and filters.
+
+``/`` filters the list (or tree) in place by words in the title, path or
+subject; ``f`` steps through the state tabs; ``2`` (or the palette) searches
+the full text.
+"""
 
 from __future__ import annotations
 
@@ -7,23 +12,25 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.content import Content
 from textual.screen import Screen
-from textual.widgets import ContentSwitcher, Footer, Header, Static, Tab, Tabs, Tree
+from textual.widgets import ContentSwitcher, Header, Static, Tab, Tabs, Tree
 
 from memtui.textsafety import one_line
 from memtui.tui import safe
 from memtui.tui.events import FieldEvent
 from memtui.tui.model import FILTERS, PageRow
-from memtui.tui.widgets.page_table import Column, PageTable
+from memtui.tui.widgets.footer import MemtuiFooter
+from memtui.tui.widgets.lists import FilterBox, FilterInPlace, matches
+from memtui.tui.widgets.page_table import FIT, Column, PageTable
 from memtui.tui.widgets.page_tree import PageTree
 from memtui.tui.widgets.status_bar import StatusBar
 
 COLUMNS = [
-    Column("state", "state", 18),
-    Column("title", "title", 0, 16, weight=3),
-    Column("kind", "kind", 11),
-    Column("subject", "subject", 22),
-    Column("updated", "updated", 10),
-    Column("path", "path", 0, 12, weight=2),
+    Column("state", "state", FIT, priority=8),
+    Column("title", "title", 0, 24, weight=3, priority=10),
+    Column("kind", "kind", 11, priority=2),
+    Column("subject", "subject", 22, priority=4),
+    Column("updated", "updated", 10, priority=3),
+    Column("path", "path", 0, 22, weight=2, priority=9),
 ]
 RELOAD_DELAY = 0.1
 SORTS = ("title", "updated", "kind", "subject", "path", "state")
@@ -55,17 +62,19 @@ def sort_key(name: str):
     return lambda row: row.path
 
 
-class BrowseScreen(Screen):
+class BrowseScreen(FilterInPlace, Screen):
     """The pages of the field."""
 
     BINDINGS = [
+        Binding("slash", "filter_list", "Filter", key_display="/"),
         Binding("v", "toggle_view", "Tree/List"),
         Binding("s", "cycle_sort", "Sort"),
         Binding("r", "reverse_sort", "Reverse"),
-        Binding("f", "cycle_filter", "Filter"),
+        Binding("f", "cycle_filter", "State tab"),
         Binding("h", "history", "History"),
         Binding("e", "edit", "Edit"),
     ]
+    HELP_EXTRA = [("enter", "open the highlighted page"), ("tab", "between the state tabs and the list")]
 
     def __init__(self) -> None:
         super().__init__()
@@ -74,16 +83,18 @@ class BrowseScreen(Screen):
         self.reverse = False
         self.rows: dict[str, PageRow] = {}
         self._reload_timer = None
+        self._filter_timer = None
 
     def compose(self) -> ComposeResult:
         yield Header()
         yield Tabs(*[Tab(self._tab_label(name, None), id=f"filter-{name}") for name in FILTERS], id="filters")
+        yield FilterBox(id="list-filter")
         with ContentSwitcher(initial="page-list", id="views"):
             yield PageTable(COLUMNS, id="page-list")
             yield PageTree(id="page-tree")
         yield Static(id="browse-message", classes="message")
         yield StatusBar()
-        yield Footer()
+        yield MemtuiFooter()
 
     def on_mount(self) -> None:
         self.app.field_signal.subscribe(self, self._on_field)
@@ -154,13 +165,23 @@ class BrowseScreen(Screen):
             tab = tabs.query_one(f"#filter-{name}", Tab)
             tab.label = self._tab_label(name, counts[name])
 
+    def _visible_rows(self) -> list[PageRow]:
+        query = self.text_filter
+        if not query:
+            return [row for row in self.rows.values() if row.matches(self.filter)]
+        return [row for row in self.rows.values() if row.matches(self.filter) and matches(query, row.title, row.path, row.subject)]
+
     def _fill(self) -> None:
         table = self.query_one(PageTable)
-        visible = [row for row in self.rows.values() if row.matches(self.filter)]
+        visible = self._visible_rows()
         visible.sort(key=sort_key(self.sort), reverse=self.reverse)
         table.sort_column = self.sort
         table.sort_reverse = self.reverse
-        table.empty_message = "no pages match this filter" if self.app.field is not None else "loading pages…"
+        table.empty_message = (
+            ("no pages match this filter" if not self.text_filter else f"no pages match {one_line(self.text_filter, 60)!r}")
+            if self.app.field is not None
+            else "loading pages…"
+        )
         table.set_rows([(row.path, row.cells) for row in visible])
         tree = self.query_one(PageTree)
         if self.query_one(ContentSwitcher).current == "page-tree":
@@ -170,7 +191,7 @@ class BrowseScreen(Screen):
 
     def _fill_tree(self, visible: list[PageRow] | None = None) -> None:
         if visible is None:
-            visible = [row for row in self.rows.values() if row.matches(self.filter)]
+            visible = self._visible_rows()
         colours = self.app.palette()
         root = self.app.field.root.name if self.app.field is not None else "field"
         self.query_one(PageTree).set_rows({row.path: row for row in visible}, colours, root)
@@ -198,6 +219,19 @@ class BrowseScreen(Screen):
         if name != self.filter:
             self.filter = name
             self._fill()
+
+    # ------------------------------------------------------------------ filter in place
+    def _list_widget(self):
+        switcher = self.query_one(ContentSwitcher)
+        return self.query_one(PageTree) if switcher.current == "page-tree" else self.query_one(PageTable)
+
+    def filtered_list(self):
+        return self._list_widget()
+
+    def refilter(self) -> None:
+        if self._filter_timer is not None:
+            self._filter_timer.stop()
+        self._filter_timer = self.set_timer(0.08, self._fill)  # coalesce fast typing over a big list
 
     # ------------------------------------------------------------------ actions
     def selected_path(self) -> str | None:

@@ -18,12 +18,23 @@ class ChoiceDialog(ModalScreen[str | None]):
 
     BINDINGS = [Binding("escape", "cancel", "Cancel")]
 
-    def __init__(self, title: str, body: RenderableType, choices: list[tuple[str, str]], *, variant_of: dict[str, str] | None = None) -> None:
+    def __init__(
+        self,
+        title: str,
+        body: RenderableType,
+        choices: list[tuple[str, str]],
+        *,
+        variant_of: dict[str, str] | None = None,
+        focus: str | None = None,
+    ) -> None:
+        """``focus``: the choice focused at first (Enter picks it); default the first one.
+        Pass the safe choice (Cancel) for anything dangerous or done in bulk."""
         super().__init__(classes="dialog-screen")
         self.dialog_title = title
         self.body = Text(body) if isinstance(body, str) else body  # str: shown literally, never markup
         self.choices = choices
         self.variant_of = variant_of or {}
+        self.initial_focus = focus
 
     def compose(self) -> ComposeResult:
         with Vertical(classes="dialog"):
@@ -35,7 +46,10 @@ class ChoiceDialog(ModalScreen[str | None]):
                     yield Button(Text(label), id=f"choice-{choice_id}", variant=self.variant_of.get(choice_id, "default"))
 
     def on_mount(self) -> None:
-        self.query(Button).first().focus()
+        if self.initial_focus is not None:
+            self.query_one(f"#choice-{self.initial_focus}", Button).focus()
+        else:
+            self.query(Button).first().focus()
 
     def on_button_pressed(self, event: Button.Pressed) -> None:
         event.stop()
@@ -46,8 +60,13 @@ class ChoiceDialog(ModalScreen[str | None]):
 
 
 class ConfirmDialog(ChoiceDialog):
-    def __init__(self, title: str, body: Text | str, *, yes: str = "Yes", no: str = "Cancel", danger: bool = False) -> None:
-        super().__init__(title, body, [("yes", yes), ("no", no)], variant_of={"yes": "error" if danger else "primary"})
+    """Yes or Cancel. ``danger``: the yes button is red and Cancel has the focus."""
+
+    def __init__(self, title: str, body: RenderableType, *, yes: str = "Yes", no: str = "Cancel", danger: bool = False) -> None:
+        super().__init__(
+            title, body, [("yes", yes), ("no", no)],
+            variant_of={"yes": "error" if danger else "primary"}, focus="no" if danger else "yes",
+        )
 
 
 class TextDialog(ModalScreen[str | None]):

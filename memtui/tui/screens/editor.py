@@ -3,10 +3,16 @@
 - The page is edited as text (frontmatter included); lines the human does not
   touch keep their exact bytes and line endings (``memtui.store.edit_buffer``).
 - Save validates first (frontmatter that no longer parses, checks the edit newly
-  breaks), then writes through the safe writer, bound to the content hash the
-  editor loaded. If the file changed on disk meanwhile, the human chooses:
-  reload theirs, keep mine, see the diff, or save mine as a copy beside it. If it
-  was deleted: recreate or discard.
+  breaks), offers to set ``updated:`` (setting: ask, always, never), then writes
+  through the safe writer, bound to the content hash the editor loaded.
+- If the file changed on disk meanwhile, the edits are merged three ways against
+  the version the editor loaded (``memtui.store.merge3``): edits on different
+  lines are saved together at once; overlapping edits show base, mine and theirs
+  side by side, and the focused choice keeps both sides in the editor, marked,
+  for the human to finish. Your version is also kept under ``.memtui/conflicts/``
+  (never as a second page). If the page was deleted: recreate or discard.
+- Opens at the line the reader was on; ``ctrl+f`` finds in the page, ``ctrl+g``
+  goes to a line.
 - Helpers for auditing: tag the current line, strike it through as superseded
   with today's date, set ``reviewed: true``.
 """
@@ -18,29 +24,31 @@ import re
 from collections import Counter
 from pathlib import Path
 
+from rich.table import Table
 from rich.text import Text
 from textual import work
 from textual.app import ComposeResult
 from textual.binding import Binding
-from textual.containers import Vertical, VerticalScroll
+from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.screen import ModalScreen, Screen
-from textual.widgets import Button, Footer, Header, Static, TextArea
+from textual.widgets import Button, Header, Input, Static, TextArea
+from textual.widgets.text_area import Selection
 
 from memtui.errors import MemtuiError
 from memtui.field import frontmatter
 from memtui.field.body import LIST_MARKER_RE, TAG_RE
 from memtui.field.checks import page_findings
 from memtui.field.page import info_from_bytes, parse_bytes
-from memtui.review import diffs, ledger
-from memtui.store import gitrepo
+from memtui.review import ledger
+from memtui.store import gitrepo, merge3
 from memtui.store.edit_buffer import EditBuffer, hidden_positions, open_buffer, to_bytes
 from memtui.store.files import read_bytes, sha256_bytes
 from memtui.store.safe_write import MUST_NOT_EXIST, write_page
-from memtui.textsafety import one_line
+from memtui.textsafety import one_line, plural
 from memtui.tui import safe
 from memtui.tui.events import FieldEvent
 from memtui.tui.screens.dialogs import ChoiceDialog, TextDialog
-from memtui.tui.widgets.diff_view import side_by_side, unified
+from memtui.tui.widgets.footer import MemtuiFooter
 
 TAGS = ("stated", "observed", "inferred", "suggested")
 
@@ -65,34 +73,67 @@ def supersede_line(line: str, today: str) -> tuple[str, str] | None:
     return f"{prefix}~~{content}~~ superseded {today}", prefix
 
 
-class DiffScreen(ModalScreen[None]):
-    """The difference between the disk version and the editor's version."""
+def _cell(lines: tuple[str, ...], style: str = "") -> Text:
+    if not lines:
+        return Text("(nothing)", style="italic")
+    return Text("\n".join(one_line(line.rstrip("\r\n")) for line in lines), style=style)
 
-    BINDINGS = [Binding("escape,q", "close", "Close"), Binding("t", "toggle", "Unified/side by side")]
 
-    def __init__(self, title: str, diff: diffs.PageDiff, colours: dict[str, str]) -> None:
+class MergeScreen(ModalScreen[str | None]):
+    """Overlapping edits: the base, your edits and the disk's, side by side, per conflict.
+
+    The focused choice keeps both sides in the editor, marked, so nothing is dropped.
+    """
+
+    BINDINGS = [Binding("escape", "cancel", "Cancel")]
+
+    def __init__(self, path: str, result: merge3.MergeResult, kept: str | None, colours: dict[str, str]) -> None:
         super().__init__(classes="dialog-screen")
-        self.diff_title = title
-        self.diff = diff
+        self.path = path
+        self.result = result
+        self.kept = kept
         self.colours = colours
-        self.side = False
 
     def compose(self) -> ComposeResult:
+        conflicts = self.result.conflicts
+        intro = Text(
+            f"{one_line(self.path)} changed on disk while you edited it. Edits on different lines were merged; "
+            f"{plural(len(conflicts), 'place was', 'places were')} changed on both sides:\n",
+            style="bold",
+        )
+        if self.kept:
+            intro.append(f"Your whole version is kept in {one_line(self.kept)} whatever you choose.\n", style="")
+        table = Table(expand=True, show_lines=True)
+        table.add_column("line", justify="right", no_wrap=True, width=5)
+        table.add_column("base (what you opened)", ratio=1, overflow="fold")
+        table.add_column("mine (your edits)", ratio=1, overflow="fold")
+        table.add_column("theirs (on disk now)", ratio=1, overflow="fold")
+        for conflict in conflicts:
+            table.add_row(
+                str(conflict.mine_start),
+                _cell(conflict.base),
+                _cell(conflict.mine, f"bold {self.colours.get('success', '')}"),
+                _cell(conflict.theirs, f"bold {self.colours.get('warning', '')}"),
+            )
         with Vertical(classes="dialog wide-dialog"):
-            yield Static(Text(self.diff_title, style="bold"), classes="dialog-title")
+            yield Static(Text("Both you and someone else changed the same lines", style="bold"), classes="dialog-title")
             with VerticalScroll(classes="dialog-body tall"):
-                yield Static(unified(self.diff, self.colours), id="diff-body")
-            yield Button("Close", id="close", variant="primary")
+                yield Static(intro)
+                yield Static(table)
+            with Horizontal(classes="dialog-buttons"):
+                yield Button("Edit both, marked", id="edit", variant="primary")
+                yield Button("Keep mine there", id="mine")
+                yield Button("Take theirs there", id="theirs")
+                yield Button("Cancel", id="cancel")
 
-    def action_toggle(self) -> None:
-        self.side = not self.side
-        body = side_by_side(self.diff, self.colours) if self.side else unified(self.diff, self.colours)
-        self.query_one("#diff-body", Static).update(body)
+    def on_mount(self) -> None:
+        self.query_one("#edit", Button).focus()
 
     def on_button_pressed(self, event: Button.Pressed) -> None:
-        self.dismiss(None)
+        event.stop()
+        self.dismiss(None if event.button.id == "cancel" else event.button.id)
 
-    def action_close(self) -> None:
+    def action_cancel(self) -> None:
         self.dismiss(None)
 
 
@@ -102,17 +143,22 @@ class EditorScreen(Screen):
         Binding("ctrl+t", "tag_line", "Tag line", priority=True),
         Binding("ctrl+o", "supersede_line", "Supersede line", priority=True),
         Binding("ctrl+r", "mark_reviewed", "Reviewed", priority=True),
+        Binding("ctrl+f", "find", "Find", priority=True),
+        Binding("ctrl+g", "goto_line", "Go to line", priority=True),
         Binding("alt+z", "toggle_wrap", "Wrap", priority=True),
         Binding("escape", "leave", "Close", priority=True),
     ]
+    HELP_EXTRA = [("ctrl+z ctrl+y", "undo / redo an edit"), ("enter (in find)", "next match")]
 
-    def __init__(self, path: str) -> None:
+    def __init__(self, path: str, *, line: int | None = None) -> None:
         super().__init__()
         self.path = path
+        self.start_line = line
         self.buffer: EditBuffer | None = None
         self.base_hash: str | None = None
         self.saved_text = ""
         self.disk_changed = False
+        self._status_message = ""
 
     @property
     def abspath(self) -> Path:
@@ -131,15 +177,29 @@ class EditorScreen(Screen):
         if "markdown" in area.available_languages:
             area.language = "markdown"
         yield area
+        yield Input(placeholder="find in the page (enter: next match, escape: back to the text)", id="editor-find")
         yield Static(id="editor-status")
-        yield Footer()
+        yield MemtuiFooter()
 
     def on_mount(self) -> None:
         self.title = f"Edit: {one_line(self.path)}"
         self.app.field_signal.subscribe(self, self._on_field)
+        self.query_one("#editor-find").display = False
         if not self.load():
             return
+        if self.start_line:
+            self.go_to_line(self.start_line)
+            self.call_after_refresh(self.go_to_line, self.start_line)  # centred once the editor has its size
         self.query_one(TextArea).focus()
+        kept = merge3.kept_copies(self.app.field.root, self.path)
+        if kept:
+            safe.notify(
+                self.app,
+                f"edits to this page that were not saved when memtui last closed are kept in {kept[-1]}",
+                title="unsaved edits kept",
+                severity="warning",
+                timeout=10,
+            )
 
     # ------------------------------------------------------------------ state
     @property
@@ -149,6 +209,10 @@ class EditorScreen(Screen):
     @property
     def dirty(self) -> bool:
         return self.buffer is not None and self.area.text != self.saved_text
+
+    def unsaved_bytes(self) -> bytes | None:
+        """The page as the editor holds it, when that differs from what was saved."""
+        return to_bytes(self.buffer, self.area.text) if self.dirty else None
 
     def load(self, data: bytes | None = None) -> bool:
         """Load the page from disk (or ``data``); False when it cannot be edited."""
@@ -185,16 +249,20 @@ class EditorScreen(Screen):
             positions = hidden_positions(self.buffer, self.area.text)[:6]
             where = ", ".join(f"L{line}:{col} {what}" for line, col, what in positions)
             text.append(
-                f"▲ {self.buffer.hidden_count} hidden or control character(s) are shown as single symbols "
+                f"▲ {plural(self.buffer.hidden_count, 'hidden or control character')} shown as single symbols "
                 f"(␛ and similar); deleting a symbol deletes the character. {where}",
             )
         text.rstrip()
         notice.update(text)
         notice.display = bool(text.plain)
 
-    def _update_status(self) -> None:
+    def _update_status(self, message: str | None = None) -> None:
+        if message is not None:
+            self._status_message = message
         row, column = self.area.cursor_location
         status = Text(f" L{row + 1}:{column + 1}")
+        if self._status_message:
+            status.append(f"  {self._status_message}", style="bold")
         status.append("  ● modified" if self.dirty else "  ✓ saved", style="bold" if self.dirty else "dim")
         status.append(f"  wrap {'on' if self.area.soft_wrap else 'off'}", style="dim")
         if self.buffer is not None:
@@ -203,7 +271,7 @@ class EditorScreen(Screen):
         self.query_one("#editor-status", Static).update(status)
 
     def on_text_area_changed(self, event: TextArea.Changed) -> None:
-        self._update_status()
+        self._update_status("")
 
     def on_text_area_selection_changed(self, event: TextArea.SelectionChanged) -> None:
         self._update_status()
@@ -229,6 +297,95 @@ class EditorScreen(Screen):
         document = self.area.document
         end_col = len(document.get_line(end_row))
         self.area.replace("\n".join(lines), (start_row, 0), (end_row, end_col))
+
+    def go_to_line(self, line: int) -> None:
+        """Put the cursor at the start of file line ``line`` (1-based), centred on screen."""
+        row = max(0, min(line - 1, self.area.document.line_count - 1))
+        self.area.cursor_location = (row, 0)
+        self.area.scroll_cursor_visible(center=True, animate=False)
+
+    def _apply_text(self, new_text: str) -> None:
+        """Replace the editor text with ``new_text`` as one undoable edit of the lines that differ."""
+        text = self.area.text
+        old_lines, new_lines = text.split("\n"), new_text.split("\n")
+        if old_lines == new_lines:
+            return
+        first = next((i for i, (a, b) in enumerate(zip(old_lines, new_lines)) if a != b), min(len(old_lines), len(new_lines)))
+        tail = 0
+        while tail < min(len(old_lines), len(new_lines)) - first and old_lines[-1 - tail] == new_lines[-1 - tail]:
+            tail += 1
+        old_end = len(old_lines) - tail - 1
+        replacement = new_lines[first : len(new_lines) - tail]
+        if old_end < first:  # pure insertion before row `first`
+            self.area.insert("\n".join(replacement) + "\n", (first, 0))
+        else:
+            self._replace_lines(first, old_end, replacement)
+
+    def action_find(self) -> None:
+        box = self.query_one("#editor-find", Input)
+        if box.display and box.has_focus:
+            self._find_next(box.value, skip_current=True)
+            return
+        box.display = True
+        selected = self.area.selected_text
+        if selected and "\n" not in selected:
+            box.value = selected
+        box.focus()
+
+    def _close_find(self) -> None:
+        box = self.query_one("#editor-find", Input)
+        box.display = False
+        self.area.focus()
+
+    def on_input_changed(self, event: Input.Changed) -> None:
+        if event.input.id == "editor-find" and event.value:
+            self._find_next(event.value, skip_current=False)
+
+    def on_input_submitted(self, event: Input.Submitted) -> None:
+        if event.input.id == "editor-find":
+            event.stop()
+            self._find_next(event.value, skip_current=True)
+
+    def _find_next(self, query: str, *, skip_current: bool) -> bool:
+        """Select the next match of ``query`` (ignoring case) from the cursor, wrapping around."""
+        if not query:
+            return False
+        text = self.area.text
+        folded, needle = text.lower(), query.lower()
+        if len(folded) != len(text) or len(needle) != len(query):
+            folded, needle = text, query  # a case mapping changed the length: match exactly
+        document = self.area.document
+        selection = self.area.selection
+        start = document.get_index_from_location(max(selection) if skip_current else min(selection))
+        found = folded.find(needle, start)
+        if found < 0:
+            found = folded.find(needle)
+        if found < 0:
+            self._update_status(f"no match for {one_line(query, 40)}")
+            return False
+        begin = document.get_location_from_index(found)
+        self.area.selection = Selection(begin, document.get_location_from_index(found + len(needle)))
+        self.area.scroll_cursor_visible(center=True, animate=False)
+        self._update_status(f"match at L{begin[0] + 1}")
+        return True
+
+    def action_goto_line(self) -> None:
+        self._ask_line()
+
+    @work(exclusive=True, group="editor-dialog")
+    async def _ask_line(self) -> None:
+        count = self.area.document.line_count
+        answer = await self.app.push_screen_wait(
+            TextDialog("Go to line", f"Line number (1-{count}):", value=str(self.area.cursor_location[0] + 1))
+        )
+        if not answer:
+            return
+        try:
+            number = int(answer)
+        except ValueError:
+            self.notify("write a line number", severity="warning")
+            return
+        self.go_to_line(number)
 
     def action_tag_line(self) -> None:
         self._ask_tag()
@@ -273,17 +430,7 @@ class EditorScreen(Screen):
         except MemtuiError as exc:
             safe.notify(self.app, f"{exc.message} ({exc.hint})", severity="error")
             return
-        old_lines, new_lines = text.split("\n"), new_text.split("\n")
-        first = next((i for i, (a, b) in enumerate(zip(old_lines, new_lines)) if a != b), min(len(old_lines), len(new_lines)))
-        tail = 0
-        while tail < min(len(old_lines), len(new_lines)) - first and old_lines[-1 - tail] == new_lines[-1 - tail]:
-            tail += 1
-        old_end = len(old_lines) - tail - 1
-        replacement = new_lines[first : len(new_lines) - tail]
-        if old_end < first:  # pure insertion before row `first`
-            self.area.insert("\n".join(replacement) + "\n", (first, 0))
-        else:
-            self._replace_lines(first, old_end, replacement)
+        self._apply_text(new_text)
         self.notify("reviewed: true set in the frontmatter (save to keep it)", timeout=3)
 
     def action_toggle_wrap(self) -> None:
@@ -319,8 +466,22 @@ class EditorScreen(Screen):
 
     @work(exclusive=True, group="editor-save")
     async def save(self) -> bool:
-        """Validate, resolve conflicts with the disk, write. Returns True when written."""
+        """Validate, offer to set ``updated:``, merge with changes on disk, write. True when written."""
         if self.buffer is None:
+            return False
+        if merge3.has_markers(self.area.text):
+            choice = await self.app.push_screen_wait(
+                ChoiceDialog(
+                    "Merge markers are still in the page",
+                    Text("Lines like <<<<<<< mine and >>>>>>> theirs mark places both sides changed. "
+                         "Keep one side (or both) and delete the marker lines, then save."),
+                    [("fix", "Keep editing"), ("save", "Save with the markers")],
+                    variant_of={"fix": "primary"},
+                )
+            )
+            if choice != "save":
+                return False
+        if not await self._offer_updated():
             return False
         data = to_bytes(self.buffer, self.area.text)
         problems = self._validate(data)
@@ -332,14 +493,15 @@ class EditorScreen(Screen):
             if choice != "save":
                 return False
         expected = self.base_hash
-        target_path = self.path
         result = read_bytes(self.abspath)
+        merged_from_disk = False
         if result is None:
             choice = await self.app.push_screen_wait(
                 ChoiceDialog(
                     "The page was deleted on disk",
                     Text(f"{one_line(self.path)} no longer exists. Recreate it with your version, or discard your edits?"),
                     [("recreate", "Recreate"), ("discard", "Discard my edits"), ("cancel", "Cancel")],
+                    variant_of={"recreate": "primary", "discard": "error"},
                 )
             )
             if choice == "discard":
@@ -351,62 +513,102 @@ class EditorScreen(Screen):
             expected = MUST_NOT_EXIST
         elif sha256_bytes(result[0]) != self.base_hash:
             disk = result[0]
-            while True:
-                choice = await self.app.push_screen_wait(
-                    ChoiceDialog(
-                        "The page changed on disk",
-                        Text(
-                            f"{one_line(self.path)} was changed by someone else since you opened it.\n"
-                            "Reload theirs (your edits are dropped), keep mine (overwrite theirs), "
-                            "look at the difference, or save yours as a copy beside it."
-                        ),
-                        [("reload", "Reload theirs"), ("mine", "Keep mine"), ("diff", "Show diff"), ("copy", "Save as copy"), ("cancel", "Cancel")],
-                    )
-                )
-                if choice == "diff":
-                    diff = diffs.page_diff(self.path, disk, data)
-                    await self.app.push_screen_wait(DiffScreen("Disk version (before) → your version (after)", diff, self.app.palette()))
-                    continue
-                break
-            if choice == "reload":
-                self.load(disk)
-                self.notify("reloaded the disk version", timeout=3)
-                return False
-            if choice == "mine":
-                expected = sha256_bytes(disk)  # overwrite exactly what we showed; a newer change still stops us
-            elif choice == "copy":
-                target_path = self._copy_path()
-                expected = MUST_NOT_EXIST
+            merged = merge3.merge3(self.buffer.original, data, disk)
+            if merged.clean:
+                data = merged.merged
             else:
-                return False
+                kept = self._keep_mine(data)
+                choice = await self.app.push_screen_wait(MergeScreen(self.path, merged, kept, self.app.palette()))
+                if choice == "edit":
+                    self._load_merge(disk, merged.resolve())
+                    safe.notify(
+                        self.app,
+                        "both versions are in the editor between <<<<<<< and >>>>>>> lines: keep what is right, delete the markers, save",
+                        title="finish the merge",
+                        timeout=10,
+                    )
+                    return False
+                if choice not in (merge3.MINE, merge3.THEIRS):
+                    return False
+                data = merged.resolve(choice)
+            expected = sha256_bytes(disk)  # what we merged with; a newer change still stops us
+            merged_from_disk = True
         try:
-            write_page(self.app.field.root, target_path, data, expected_hash=expected, readonly=self.app.field.readonly)
+            write_page(self.app.field.root, self.path, data, expected_hash=expected, readonly=self.app.field.readonly)
         except MemtuiError as exc:
             safe.notify(self.app, f"{exc.message} ({exc.hint})", title="not saved", severity="error", timeout=10)
             return False
-        if target_path == self.path:
+        if merged_from_disk:
+            self.load(data)
+            safe.notify(self.app, f"saved {self.path}, merged with the changes made on disk meanwhile", timeout=6)
+        else:
             self.buffer = open_buffer(data)
             self.base_hash = sha256_bytes(data)
             self.saved_text = self.area.text
             self.disk_changed = False
             safe.notify(self.app, f"saved {self.path}", timeout=3)
-        else:
-            safe.notify(self.app, f"your version was saved as {target_path}; the page keeps the disk version", timeout=8)
         self._update_notice()
         self._update_status()
-        self.app.reload_paths([target_path])
-        await self._maybe_commit(target_path)
+        self.app.reload_paths([self.path])
+        await self._maybe_commit(self.path)
         return True
 
-    def _copy_path(self) -> str:
-        stem, _, _ = self.path.rpartition(".md")
-        stamp = _dt.datetime.now().strftime("%Y%m%d-%H%M%S")
-        candidate = f"{stem}.conflict-{stamp}.md"
-        number = 2
-        while Path(self.app.field.root, *candidate.split("/")).exists():
-            candidate = f"{stem}.conflict-{stamp}-{number}.md"
-            number += 1
-        return candidate
+    def _keep_mine(self, data: bytes) -> str | None:
+        """Your whole version, kept under .memtui/conflicts/ (never as a page)."""
+        try:
+            return merge3.keep_copy(self.app.field.root, self.path, data)
+        except (OSError, MemtuiError) as exc:
+            safe.notify(self.app, f"could not keep a copy of your version: {exc}", severity="error", timeout=10)
+            return None
+
+    def _load_merge(self, disk: bytes, marked: bytes) -> None:
+        """The disk version becomes the base; the editor holds the marked merge, unsaved."""
+        self.buffer = open_buffer(disk)
+        self.base_hash = sha256_bytes(disk)
+        self.saved_text = self.buffer.text
+        self.disk_changed = False
+        self._apply_text(open_buffer(marked).text)
+        self._update_notice()
+        self._update_status()
+
+    async def _offer_updated(self) -> bool:
+        """Set ``updated:`` to now when the page has it and the edit did not touch it (setting: ask/always/never).
+
+        False: the human cancelled the save.
+        """
+        mode = self.app.settings.bump_updated
+        if mode == "never" or self.buffer is None or self.area.text == self.buffer.text:
+            return True
+        fm_now = frontmatter.parse(self.area.text)
+        fm_then = frontmatter.parse(self.buffer.text)
+        if fm_now.error or "updated" not in fm_now.data or fm_now.data.get("updated") != fm_then.data.get("updated"):
+            return True
+        old = fm_now.data.get("updated")
+        value = _updated_value(old)
+        shown = frontmatter.normalise(value)
+        if mode != "always":
+            choice = await self.app.push_screen_wait(
+                ChoiceDialog(
+                    "Set updated: too?",
+                    Text(f"This page says updated: {one_line(str(frontmatter.normalise(old)))}. "
+                         f"Set it to {shown} with this save?\n\n"
+                         "Always and Never are remembered (change it again from the command palette)."),
+                    [("yes", f"Set updated: {shown}"), ("no", "Leave it"), ("always", "Always"), ("never", "Never")],
+                    variant_of={"yes": "primary"},
+                )
+            )
+            if choice is None:
+                return False
+            if choice in ("always", "never"):
+                self.app.settings.bump_updated = choice
+                self.app.settings.save()
+            if choice in ("no", "never"):
+                return True
+        try:
+            self._apply_text(frontmatter.set_keys(self.area.text, {"updated": value}))
+        except MemtuiError as exc:
+            safe.notify(self.app, f"updated: not set: {exc.message}", severity="warning")
+        return True
 
     async def _maybe_commit(self, path: str) -> None:
         root = self.app.field.root
@@ -427,6 +629,9 @@ class EditorScreen(Screen):
 
     # ------------------------------------------------------------------ leave
     def action_leave(self) -> None:
+        if self.query_one("#editor-find", Input).has_focus:
+            self._close_find()
+            return
         self.leave()
 
     @work(exclusive=True, group="editor-dialog")
@@ -436,7 +641,7 @@ class EditorScreen(Screen):
                 ChoiceDialog(
                     "Unsaved edits",
                     Text(f"{one_line(self.path)} has edits that are not saved."),
-                    [("save", "Save"), ("discard", "Discard"), ("stay", "Keep editing")],
+                    [("stay", "Keep editing"), ("save", "Save"), ("discard", "Discard")],
                     variant_of={"save": "primary", "discard": "error"},
                 )
             )
@@ -448,3 +653,12 @@ class EditorScreen(Screen):
             elif choice != "discard":
                 return
         self.app.pop_screen()
+
+
+def _updated_value(old):
+    """Now, in the form the page already uses: a date stays a date, a timestamp a UTC timestamp."""
+    if isinstance(old, _dt.date) and not isinstance(old, _dt.datetime):
+        return _dt.date.today()
+    if isinstance(old, str) and len(old.strip()) == 10:
+        return _dt.date.today()
+    return _dt.datetime.now(_dt.timezone.utc).replace(microsecond=0)

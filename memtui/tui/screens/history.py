@@ -1,25 +1,53 @@
-"""History: the timeline of a fact's versions, and what memory held on a given day."""
+"""History: the timeline of a fact's versions, and what memory held on a given day.
+
+Each version says *what* it decided (its summary, the value of an inline line,
+or the first claim of the page), not only when. A subject's history (every page
+and inline chain of it) opens from the palette ("History: ...") as
+``memtui history FIELD SUBJECT`` shows it.
+"""
 
 from __future__ import annotations
 
 import datetime as _dt
+from pathlib import Path
 
 from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.screen import Screen
-from textual.widgets import Footer, Header, Input, OptionList, Static
+from textual.widgets import Header, Input, OptionList, Static
 from textual.widgets.option_list import Option
 
 from memtui.field.history import CURRENT, STALE, Chain, Version, describe_event
-from memtui.textsafety import one_line
+from memtui.field.page import parse_bytes
+from memtui.store.files import read_bytes
+from memtui.textsafety import one_line, plural
 from memtui.tui.events import FieldEvent
+from memtui.tui.widgets.footer import MemtuiFooter
+from memtui.tui.widgets.lists import MarkedOptionList
 from memtui.tui.widgets.status_bar import StatusBar
 
 MAX_EVENTS_SHOWN = 8
 
 
-def version_prompt(version: Version, colours: dict[str, str], *, held: bool, last: bool) -> Text:
+def decided_text(root, version: Version) -> str:
+    """What a version says: an inline line's value, the page's summary, else its first claim."""
+    if version.form == "inline" or (version.value and version.value != version.title):
+        return version.value
+    try:
+        result = read_bytes(Path(root, *version.path.split("/")))
+    except OSError:
+        result = None
+    if result is None:
+        return ""
+    parsed = parse_bytes(version.path, result[0])
+    for line in parsed.body.lines:
+        if line.kind == "claim":
+            return line.text.strip().lstrip("-*+ ").strip()
+    return ""
+
+
+def version_prompt(version: Version, colours: dict[str, str], *, held: bool, last: bool, what: str = "") -> Text:
     current = version.status == CURRENT
     text = Text()
     rail = "└─" if last else "├─"
@@ -37,6 +65,9 @@ def version_prompt(version: Version, colours: dict[str, str], *, held: bool, las
     if held:
         text.append("  ◆ held on that day", style=f"bold {colours.get('accent', '')}")
     pad = " " * 11 + ("   " if last else "│  ")
+    if what and (version.form != "inline" or what not in version.title):
+        text.append(f"\n{pad}")
+        text.append(one_line(what, 160), style="italic" if current else "dim italic")
     text.append(f"\n{pad}valid {version.valid_from or '?'} → {version.valid_to or 'now'}", style="")
     where = version.path if version.line is None else f"{version.path}:{version.line}"
     text.append(f"   {one_line(where)}", style="dim")
@@ -72,9 +103,9 @@ class HistoryScreen(Screen):
         yield Header()
         yield Input(placeholder="as of date: YYYY-MM-DD (what did memory hold that day?)", id="as-of")
         yield Static(id="as-of-summary")
-        yield OptionList(id="timeline")
+        yield MarkedOptionList(id="timeline")
         yield StatusBar()
-        yield Footer()
+        yield MemtuiFooter()
 
     def on_mount(self) -> None:
         self.app.field_signal.subscribe(self, self._on_field)
@@ -100,7 +131,7 @@ class HistoryScreen(Screen):
         for number, chain in enumerate(self.chains):
             currents = chain.current
             header = Text(f"{one_line(chain.name)}", style="bold")
-            header.append(f"   {chain.form} history · {len(chain.versions)} version(s), oldest first", style="dim")
+            header.append(f"   {chain.form} history · {plural(len(chain.versions), 'version')}, oldest first", style="dim")
             if len(currents) > 1:
                 header.append(f"   ▲ {len(currents)} current at once: contradiction", style=f"bold {colours.get('warning', '')}")
             timeline.add_option(Option(header, id=f"chain-{number}", disabled=True))
@@ -108,7 +139,8 @@ class HistoryScreen(Screen):
             for index, version in enumerate(chain.versions):
                 option_id = f"v-{number}-{index}"
                 self._option_targets[option_id] = (version.path, version.line)
-                prompt = version_prompt(version, colours, held=held is version, last=index == len(chain.versions) - 1)
+                what = decided_text(field.root, version)
+                prompt = version_prompt(version, colours, held=held is version, last=index == len(chain.versions) - 1, what=what)
                 timeline.add_option(Option(prompt, id=option_id))
             if self.as_of:
                 summary.append(f"On {self.as_of}, {one_line(chain.name)}: ", style="bold")

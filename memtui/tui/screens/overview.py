@@ -8,13 +8,14 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Grid, Vertical
 from textual.screen import Screen
-from textual.widgets import Footer, Header, Sparkline, Static
+from textual.widgets import Header, Sparkline, Static
 
 from memtui.dialects.detect import BY_NAME
 from memtui.field.body import SOURCE_TAGS
 from memtui.field.checks import MEMORY_CAP, RULES
 from memtui.textsafety import one_line
 from memtui.tui.events import FieldEvent
+from memtui.tui.widgets.footer import MemtuiFooter
 from memtui.tui.widgets.status_bar import StatusBar, describe_sync, index_state
 
 BAR_WIDTH = 24
@@ -52,7 +53,7 @@ class OverviewScreen(Screen):
                         yield Sparkline([], id="ov-sparkline")
                     yield Static(id=widget_id)
         yield StatusBar()
-        yield Footer()
+        yield MemtuiFooter()
 
     def on_mount(self) -> None:
         self.title = "Overview"
@@ -84,6 +85,7 @@ class OverviewScreen(Screen):
         rows = [
             (total, "◆ pages", ""),
             (counts.get("quarantined", 0), "⛔ quarantined", "error"),
+            (counts.get("tainted_sessions", 0), "◇ tainted transcripts", "secondary"),
             (counts.get("unreviewed", 0), "◌ unreviewed", "warning"),
             (counts.get("reviewed", 0), "✓ reviewed", "success"),
             (counts.get("unknown", 0), "? no review record", "secondary"),
@@ -93,7 +95,11 @@ class OverviewScreen(Screen):
             (counts.get("proposals", 0), "✎ pending proposals", "accent"),
         ]
         for value, label, colour in rows:
-            table.add_row(f"{value:,}", Text(label, style=colours.get(colour, "")), bar(value, total, 16))
+            if label.startswith("◇") and not value:
+                continue
+            table.add_row(f"{value:,}", Text(label, style=colours.get(colour, "")), bar(value, total, 10))
+        if counts.get("tainted_sessions"):
+            table.add_row("", Text("◇ session transcripts that read outside content: evidence, not in the review queue", style="dim"), "")
         pages.update(table)
         self._render_read_as(analysis, colours)
         self._render_findings(analysis, colours)

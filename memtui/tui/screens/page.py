@@ -12,17 +12,19 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, VerticalScroll
 from textual.screen import Screen
-from textual.widgets import Footer, Header, OptionList, Static
+from textual.widgets import Header, OptionList, Static
 from textual.widgets.option_list import Option
 
 from memtui.field.checks import SEVERITY_ORDER, check_page, check_page_local
 from memtui.field.history import CURRENT
 from memtui.field.page import ParsedPage, parse_bytes
 from memtui.store.files import read_bytes
-from memtui.textsafety import one_line
+from memtui.textsafety import one_line, plural
 from memtui.tui import safe
 from memtui.tui.events import FieldEvent
 from memtui.tui.model import PENDING, STATUS_BADGES, TRUST_BADGES
+from memtui.tui.widgets.footer import MemtuiFooter
+from memtui.tui.widgets.lists import MarkedOptionList
 from memtui.tui.widgets.page_body import (
     LINK_META,
     LinkTarget,
@@ -38,6 +40,7 @@ KNOWN_KEYS = {
     "supersedes", "lesson", "signals", "user_correction", "move_to",
 }
 SEVERITY_GLYPH = {"error": ("✖", "error"), "warning": ("▲", "warning"), "info": ("·", "secondary")}
+NARROW = 100  # under this many columns the side panel folds away (i shows it instead of the body)
 LINE_ANCHOR_RE = re.compile(r"#L(\d+)")
 
 
@@ -54,6 +57,7 @@ class PageBodyView(Static):
 class PageScreen(Screen):
     BINDINGS = [
         Binding("escape,backspace", "back", "Back"),
+        Binding("i", "toggle_details", "Details"),
         Binding("e", "edit", "Edit"),
         Binding("r", "toggle_raw", "Raw"),
         Binding("h", "history", "History"),
@@ -91,15 +95,27 @@ class PageScreen(Screen):
                 yield Static("Findings", classes="side-title")
                 yield Static(id="page-findings")
                 yield Static("Links and citations", classes="side-title")
-                yield OptionList(id="page-links")
+                yield MarkedOptionList(id="page-links")
                 yield Static("Backlinks", classes="side-title")
-                yield OptionList(id="page-backlinks")
+                yield MarkedOptionList(id="page-backlinks")
                 yield Static("History", classes="side-title")
                 yield Static(id="page-history")
         yield StatusBar()
-        yield Footer()
+        yield MemtuiFooter()
+
+    def on_resize(self, event: events.Resize) -> None:
+        self.set_class(event.size.width < NARROW, "-narrow")
+
+    def action_toggle_details(self) -> None:
+        """Side panel on or off; on a narrow terminal it takes the place of the body."""
+        self.toggle_class("-details")
+        if self.has_class("-narrow") and self.has_class("-details"):
+            self.query_one("#page-side").focus()
+        else:
+            self.query_one("#page-body-scroll").focus()
 
     def on_mount(self) -> None:
+        self.set_class(self.app.size.width < NARROW, "-narrow")
         self.app.field_signal.subscribe(self, self._on_field)
         self.load()
         self.query_one("#page-body-scroll").focus()
@@ -181,6 +197,8 @@ class PageScreen(Screen):
             state = self.app.field.trust(self.path)
             status = self.app.model_field().history.status.get(self.path, PENDING)
             glyph, word, colour = TRUST_BADGES[state]
+            if state == "quarantined" and self.path.startswith("sessions/"):
+                glyph, colour, word = "◇", "secondary", "tainted transcript (evidence, not reviewed)"
             text.append(f"{glyph} {word}", style=f"bold {colours.get(colour, '')}")
             s_glyph, s_word, s_colour = STATUS_BADGES[status]
             text.append(f"   {s_glyph} {s_word}", style="bold" if status == CURRENT else f"bold {colours.get(s_colour, 'dim')}")
@@ -296,7 +314,7 @@ class PageScreen(Screen):
             text.append(f"\nreplaced by: {one_line(', '.join(version.superseded_by))}")
         inline = history.inline_chains(self.path)
         if inline:
-            text.append(f"\n{len(inline)} inline history chain(s)", style=colours.get("primary", ""))
+            text.append(f"\n{plural(len(inline), 'inline history chain')}", style=colours.get("primary", ""))
         text.append("\npress h for the timeline", style="dim")
         self.query_one("#page-history", Static).update(text)
 
@@ -403,7 +421,22 @@ class PageScreen(Screen):
         self.app.open_history(self.path)
 
     def action_edit(self) -> None:
-        self.app.open_editor(self.path)
+        self.app.open_editor(self.path, line=self.reading_line())
+
+    def reading_line(self) -> int | None:
+        """The file line the reader is on: the selected link's, else the top line in view."""
+        if self.selected_link is not None and 0 <= self.selected_link < len(self.links):
+            return self.links[self.selected_link].line
+        y = int(self.query_one("#page-body-scroll", VerticalScroll).scroll_y)
+        if y == 0:
+            return None  # at the top: the editor starts at the top too (frontmatter in view)
+        if self.raw:
+            return y + 1
+        if self.rendered is None or not self.line_offsets:
+            return None
+        body = self.query_one("#page-body", PageBodyView)
+        row = self.rendered.row_at_y(y, body.size.width, self.app.console)
+        return next((line for line, index in self.line_offsets.items() if index == row), None)
 
     def action_scroll(self, delta: int) -> None:
         scroll = self.query_one("#page-body-scroll", VerticalScroll)

@@ -5,6 +5,14 @@ invalid), its rationale and evidence, a per-page diff (unified or side by side,
 changed words highlighted, source tags coloured), and the checks that would be
 new or resolved after applying. Approving a stale proposal first shows the
 three-way difference. Every decision goes to the ledger.
+
+A decision always applies to the highlighted proposal, and only once its review
+has loaded. Afterwards it stays in place, struck through, with its decision as
+a word; the cursor moves to the next pending proposal and the focus returns to
+the list. ``z`` undoes the latest decision (the proposal is pending again and
+the approval does not count toward the regret rate, shown in the list header);
+``d`` lists decided proposals with who, when and why. Revert shows what it
+will change before asking why.
 """
 
 from __future__ import annotations
@@ -16,16 +24,19 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.screen import ModalScreen, Screen
-from textual.widgets import Button, Footer, Header, OptionList, Static
+from textual.widgets import Button, Header, OptionList, Static
 from textual.widgets.option_list import Option
 
 from memtui.errors import MemtuiError
 from memtui.review import proposals as proposals_mod
-from memtui.textsafety import one_line
+from memtui.review import undo as undo_mod
+from memtui.textsafety import one_line, plural
 from memtui.tui import safe
 from memtui.tui.events import FieldEvent
-from memtui.tui.screens.dialogs import ChoiceDialog, TextDialog
+from memtui.tui.screens.dialogs import ChoiceDialog, ConfirmDialog, TextDialog
 from memtui.tui.widgets.diff_view import side_by_side, unified
+from memtui.tui.widgets.footer import MemtuiFooter
+from memtui.tui.widgets.lists import FilterBox, FilterInPlace, MarkedOptionList, matches
 from memtui.tui.widgets.status_bar import StatusBar
 
 STATE_GLYPHS = {
@@ -42,14 +53,45 @@ STATE_GLYPHS = {
 def entry_prompt(entry, colours: dict[str, str]) -> Text:
     proposal = entry.proposal
     text = Text()
+    decided = entry.decision is not None and not entry.pending
     for flag in entry.flags or [entry.state]:
         glyph, word, colour = STATE_GLYPHS.get(flag, ("?", flag, "secondary"))
-        text.append(f"{glyph} {word} ", style=f"bold {colours.get(colour, '')}")
-    text.append(one_line(proposal.id, 60), style="bold")
+        text.append(f"{glyph} {word.upper() if decided else word} ", style=f"bold {colours.get(colour, '')}")
+    text.append(one_line(proposal.id, 60), style="strike" if decided else "bold")
     age = f"{entry.age_days:.0f} d" if entry.age_days is not None else "age ?"
-    text.append(f"\n  {one_line(proposal.job, 20)} · {age} · {len(proposal.pages)} page(s) · {proposal.carrier}", style="dim")
+    text.append(f"\n  {one_line(proposal.job, 20)} · {age} · {plural(len(proposal.pages), 'page')} · {proposal.carrier}", style="dim")
+    if decided:
+        decision = entry.decision
+        text.append(f"\n  by {one_line(decision.who, 30)} · {one_line(decision.ts)}", style="dim")
+        if decision.reason:
+            text.append(f"\n  why: {one_line(decision.reason, 80)}")
     if entry.conflicts_with:
         text.append(f"\n  conflicts with {one_line(', '.join(entry.conflicts_with), 80)}", style=colours.get("warning", ""))
+    return text
+
+
+def regret_text(stats, colours: dict[str, str]) -> Text:
+    """The regret rate per job kind (approved proposals later reverted / approved), for the list header."""
+    total = stats.total
+    if not total.approved:
+        return Text("regret rate: none approved yet", style="dim")
+    rate = total.regret_rate or 0.0
+    text = Text(f"regret rate {rate:.0%} ({total.reverted}/{total.approved} reverted)", style=f"bold {colours.get('warning' if rate else 'success', '')}")
+    jobs = [f"{one_line(job, 20)} {s.reverted}/{s.approved}" for job, s in stats.jobs.items() if s.approved]
+    if jobs:
+        text.append(": " + ", ".join(jobs), style="")
+    return text
+
+
+def change_lines(proposal) -> Text:
+    """Every page a proposal changes, creates or retires, one per line."""
+    words = {"modify": "changes", "create": "creates", "delete": "retires (to .memtui/archive/retired/)"}
+    text = Text()
+    for change in proposal.changes:
+        text.append(f"\n• {words.get(change.action, change.action)} ", style="bold")
+        text.append(one_line(change.path))
+        if change.noop:
+            text.append("  (already on disk)", style="dim")
     return text
 
 
@@ -110,15 +152,18 @@ class ThreeWayScreen(ModalScreen[str | None]):
         self.dismiss(None)
 
 
-class ProposalsScreen(Screen):
+class ProposalsScreen(FilterInPlace, Screen):
     BINDINGS = [
         Binding("a", "approve", "Approve"),
         Binding("x", "reject", "Reject"),
+        Binding("z", "undo", "Undo"),
         Binding("u", "revert", "Revert"),
         Binding("s", "toggle_side", "Side by side"),
-        Binding("d", "toggle_decided", "Show decided"),
-        Binding("escape", "app.switch_mode('browse')", "Back"),
+        Binding("d", "toggle_decided", "Decided"),
+        Binding("slash", "filter_list", "Filter", key_display="/"),
+        Binding("escape", "back", "Back"),
     ]
+    HELP_EXTRA = [("enter", "open the highlighted proposal (its diff gets the focus)"), ("tab", "between the list and the review")]
 
     def __init__(self) -> None:
         super().__init__()
@@ -126,16 +171,21 @@ class ProposalsScreen(Screen):
         self.review = None
         self.side = False
         self.show_decided = False
+        self.stats = None
         self._ids: dict[str, str] = {}
+        self._decided_here: set[str] = set()
+        self._want: str | None = None
 
     def compose(self) -> ComposeResult:
         yield Header()
         with Horizontal(id="review-main"):
-            yield OptionList(id="proposal-list")
+            with Vertical(id="queue-pane"):
+                yield FilterBox(id="list-filter")
+                yield MarkedOptionList(id="proposal-list")
             with VerticalScroll(id="review-scroll"):
                 yield Static(id="proposal-review")
         yield StatusBar()
-        yield Footer()
+        yield MemtuiFooter()
 
     def on_mount(self) -> None:
         self.title = "Proposals"
@@ -147,6 +197,10 @@ class ProposalsScreen(Screen):
         if event.kind in ("loaded", "changed"):
             self.refresh_queue()
 
+    @property
+    def proposal_list(self) -> OptionList:
+        return self.query_one("#proposal-list", OptionList)
+
     # ------------------------------------------------------------------ queue
     @work(thread=True, exclusive=True, group="proposal-queue")
     def refresh_queue(self) -> None:
@@ -155,44 +209,106 @@ class ProposalsScreen(Screen):
             return
         try:
             queue = proposals_mod.proposal_queue(
-                field.root, field=field.snapshot(), include_decided=self.show_decided, with_checks=False, now=self.app.clock()
+                field.root, field=field.snapshot(), include_decided=True, with_checks=False, now=self.app.clock()
             )
+            stats = proposals_mod.stats(field.root)
         except MemtuiError as exc:
             self.app.call_from_thread(safe.notify, self.app, exc.message, severity="error")
             return
-        self.app.call_from_thread(self._show_queue, queue)
+        self.app.call_from_thread(self._show_queue, queue, stats)
 
-    def _show_queue(self, queue) -> None:
+    def _show_queue(self, queue, stats) -> None:
         self.queue = queue
+        self.stats = stats
+        self._decided_here = {pid for pid in self._decided_here if (entry := queue.get(pid)) is not None and not entry.pending}
+        self._rebuild()
+
+    def _shown_entries(self) -> list:
+        entries = []
+        for entry in self.queue.entries:
+            if self.show_decided:
+                keep = not entry.pending
+            else:
+                keep = entry.pending or entry.proposal.id in self._decided_here
+            if keep and matches(self.text_filter, entry.proposal.id, entry.proposal.job, *entry.proposal.pages):
+                entries.append(entry)
+        if self.show_decided:
+            entries.sort(key=lambda e: e.decision.ts if e.decision else "", reverse=True)
+        return entries
+
+    def _rebuild(self, *, highlight: str | None = None) -> None:
+        if self.queue is None:
+            return
+        queue = self.queue
         colours = self.app.palette()
-        widget = self.query_one("#proposal-list", OptionList)
-        current = self.review.proposal.id if self.review else None
+        widget = self.proposal_list
+        current = highlight or self._want or self._highlighted_id()
+        self._want = None
         widget.clear_options()
         self._ids.clear()
         pending = [e for e in queue.entries if e.pending]
-        options = [Option(Text(f"✎ Pending proposals: {len(pending)}", style="bold"), disabled=True)]
+        if self.show_decided:
+            header = Text("Decided proposals, newest first (d: back to pending)", style="bold")
+        else:
+            header = Text(f"✎ Pending proposals: {len(pending)}", style="bold")
+        header.append("\n")
+        header.append_text(regret_text(self.stats, colours) if self.stats else Text(""))
+        options = [Option(header, disabled=True)]
         for problem in queue.problems:
             options.append(Option(Text(f"✖ {one_line(problem, 100)}", style=colours.get("error", "")), disabled=True))
-        for number, entry in enumerate(queue.entries):
+        entries = self._shown_entries()
+        for number, entry in enumerate(entries):
             option_id = f"p-{number}"
             self._ids[option_id] = entry.proposal.id
             options.append(Option(entry_prompt(entry, colours), id=option_id))
-        if not queue.entries:
-            options.append(Option(Text("  no proposals waiting", style="dim"), disabled=True))
+        if not entries:
+            message = "no decided proposals" if self.show_decided else "no proposals waiting"
+            options.append(Option(Text(message, style="dim"), disabled=True))
         widget.add_options(options)
-        target = current if current in self._ids.values() else next(iter(self._ids.values()), None)
-        if target is not None:
-            index = next(widget.get_option_index(k) for k, v in self._ids.items() if v == target)
-            widget.highlighted = index
-            self.load_review(target)
-        else:
+        self._highlight(current)
+
+    def _highlight(self, proposal_id: str | None) -> None:
+        widget = self.proposal_list
+        ids = list(self._ids.items())
+        target = next((oid for oid, pid in ids if pid == proposal_id), None)
+        if target is None:
+            target = next((oid for oid, pid in ids if (e := self.queue.get(pid)) is not None and e.pending), None)
+        if target is None and ids:
+            target = ids[0][0]
+        if target is None:
             self.review = None
+            widget.highlighted = None
             self.query_one("#proposal-review", Static).update(Text("✓ nothing to review", style="bold"))
+            return
+        index = widget.get_option_index(target)
+        if widget.highlighted == index and (self.review is None or self.review.proposal.id != self._ids[target]):
+            self.load_review(self._ids[target])
+        widget.highlighted = index
+
+    def _highlighted_id(self) -> str | None:
+        widget = self.proposal_list
+        if widget.highlighted is None or widget.highlighted >= widget.option_count:
+            return None
+        return self._ids.get(widget.get_option_at_index(widget.highlighted).id or "")
+
+    def _next_pending_after(self, proposal_id: str) -> str | None:
+        order = list(self._ids.values())
+        start = order.index(proposal_id) if proposal_id in order else -1
+        pending = lambda pid: (e := self.queue.get(pid)) is not None and e.pending and pid != proposal_id  # noqa: E731
+        after = [pid for pid in order[start + 1 :] if pending(pid)]
+        before = [pid for pid in order[: max(start, 0)] if pending(pid)]
+        return after[0] if after else (before[-1] if before else None)
 
     def on_option_list_option_highlighted(self, event: OptionList.OptionHighlighted) -> None:
         proposal_id = self._ids.get(event.option.id or "")
         if proposal_id and (self.review is None or self.review.proposal.id != proposal_id):
+            self.review = None
             self.load_review(proposal_id)
+
+    def on_option_list_option_selected(self, event: OptionList.OptionSelected) -> None:
+        """Enter opens the proposal: the focus goes to its review (rationale, checks, diff)."""
+        if self._ids.get(event.option.id or ""):
+            self.query_one("#review-scroll").focus()
 
     @work(thread=True, exclusive=True, group="proposal-review")
     def load_review(self, proposal_id: str) -> None:
@@ -208,6 +324,8 @@ class ProposalsScreen(Screen):
         self.app.call_from_thread(self._show_review, review)
 
     def _show_review(self, review) -> None:
+        if review.proposal.id != self._highlighted_id():
+            return  # the cursor moved on while this loaded
         self.review = review
         self.render_review()
 
@@ -223,9 +341,12 @@ class ProposalsScreen(Screen):
         head.append(f"\ncreated {one_line(proposal.created or '?')} · {one_line(proposal.location)}", style="dim")
         if entry.decision is not None:
             decision = entry.decision
-            head.append(f"\n{one_line(entry.state)} by {one_line(decision.who)} on {one_line(decision.ts)}", style="bold")
-            if decision.reason:
-                head.append(f": {one_line(decision.reason, 200)}")
+            head.append(f"\n{one_line(entry.state).upper()} by {one_line(decision.who)} on {one_line(decision.ts)}", style="bold")
+            head.append(f"\nwhy: {one_line(decision.reason or '(no reason given)', 200)}")
+            if entry.state == "approved":
+                head.append("\nz undoes the approval (pending again); u reverts it (counts toward the regret rate)", style="dim")
+            elif entry.state == "rejected":
+                head.append("\nz undoes the rejection (pending again)", style="dim")
         head.append("\n\nRationale\n", style=f"bold {colours.get('primary', '')}")
         head.append(safe.block(proposal.rationale.strip() or "(none given)"))
         head.append("\n\nEvidence\n", style=f"bold {colours.get('primary', '')}")
@@ -245,27 +366,58 @@ class ProposalsScreen(Screen):
         for diff in review.diffs:
             parts.append(side_by_side(diff, colours) if self.side else unified(diff, colours))
         if review.three_way:
-            parts.append(Text(f"\n◐ stale: {len(review.three_way)} page(s) changed on disk since the job's base; approving shows the three-way difference first", style=f"bold {colours.get('warning', '')}"))
+            parts.append(Text(f"\n◐ stale: {plural(len(review.three_way), 'page')} changed on disk since the job's base; approving shows the three-way difference first", style=f"bold {colours.get('warning', '')}"))
         self.query_one("#proposal-review", Static).update(Group(*parts))
 
-    # ------------------------------------------------------------------ decisions
+    # ------------------------------------------------------------------ views
     def action_toggle_side(self) -> None:
         self.side = not self.side
         self.render_review()
 
     def action_toggle_decided(self) -> None:
         self.show_decided = not self.show_decided
-        self.notify("showing decided proposals too" if self.show_decided else "showing pending proposals", timeout=2)
-        self.refresh_queue()
+        self.title = "Proposals: decided" if self.show_decided else "Proposals"
+        self.review = None
+        self._rebuild()
+        self.proposal_list.focus()
+
+    def refilter(self) -> None:
+        self._rebuild()
+
+    def filtered_list(self) -> OptionList:
+        return self.proposal_list
+
+    def action_back(self) -> None:
+        if self.focused is self.query_one("#review-scroll"):
+            self.proposal_list.focus()
+        elif self.show_decided:
+            self.action_toggle_decided()
+        else:
+            self.app.switch_mode("browse")
+
+    # ------------------------------------------------------------------ decisions
+    def _target(self, *, pending: bool):
+        """The loaded review of the highlighted proposal: decisions never aim anywhere else."""
+        highlighted = self._highlighted_id()
+        review = self.review
+        if highlighted is None:
+            self.notify("highlight a proposal first", severity="warning")
+            return None
+        if review is None or review.proposal.id != highlighted:
+            self.notify(f"{highlighted} is still loading; try again in a moment", severity="warning")
+            return None
+        if pending and not review.entry.pending:
+            self.notify(f"{highlighted} is already {review.entry.state} (z undoes that)", severity="warning")
+            return None
+        return review
 
     def action_approve(self) -> None:
         self._approve()
 
     @work(exclusive=True, group="proposal-decide")
     async def _approve(self) -> None:
-        review = self.review
-        if review is None or not review.entry.pending:
-            self.notify("choose a pending proposal first", severity="warning")
+        review = self._target(pending=True)
+        if review is None:
             return
         accept_stale = False
         if review.three_way:
@@ -273,12 +425,17 @@ class ProposalsScreen(Screen):
                 return
             accept_stale = True
         else:
-            body = Text(f"{one_line(review.proposal.id)} changes {len(review.proposal.pages)} page(s), all at once or none:\n")
-            body.append("\n".join(f"• {one_line(p)}" for p in review.proposal.pages))
+            proposal = review.proposal
+            body = Text(f"{one_line(proposal.id)} ({one_line(proposal.job)}) applies all of these or none:")
+            body.append_text(change_lines(proposal))
             new = review.entry.validation.new_findings or []
             if new:
-                body.append(f"\n\n▲ the result has {len(new)} new finding(s); see the review.", style="bold")
-            if await self.app.push_screen_wait(ChoiceDialog("Approve this proposal?", body, [("yes", "Approve"), ("no", "Cancel")], variant_of={"yes": "primary"})) != "yes":
+                body.append(f"\n\n▲ the result has {plural(len(new), 'new finding')}; see the review.", style="bold")
+            body.append("\n\nz undoes the approval.", style="dim")
+            choice = await self.app.push_screen_wait(
+                ChoiceDialog("Approve this proposal?", body, [("yes", "Approve"), ("no", "Cancel")], variant_of={"yes": "primary"}, focus="no" if new else "yes")
+            )
+            if choice != "yes":
                 return
         field = self.app.field
         try:
@@ -288,37 +445,38 @@ class ProposalsScreen(Screen):
             self.refresh_queue()
             return
         commit = f", commit {entry.commit[:10]}" if getattr(entry, "commit", None) else ""
-        safe.notify(self.app, f"approved {review.proposal.id}{commit}", timeout=5)
-        self._after_decision(review.proposal.pages)
+        safe.notify(self.app, f"approved {review.proposal.id}{commit} (z undoes)", timeout=5)
+        self._after_decision(review, review.proposal.pages, "approved", entry)
 
     def action_reject(self) -> None:
         self._reject()
 
     @work(exclusive=True, group="proposal-decide")
     async def _reject(self) -> None:
-        review = self.review
-        if review is None or not review.entry.pending:
-            self.notify("choose a pending proposal first", severity="warning")
+        review = self._target(pending=True)
+        if review is None:
             return
-        reason = await self.app.push_screen_wait(TextDialog("Reject this proposal", f"Why is {one_line(review.proposal.id)} rejected?"))
+        reason = await self.app.push_screen_wait(TextDialog("Reject this proposal", f"Why is {one_line(review.proposal.id)} rejected? (z undoes it)"))
         if not reason:
             return
         try:
-            proposals_mod.reject(self.app.field.root, review.proposal.id, reason=reason)
+            entry = proposals_mod.reject(self.app.field.root, review.proposal.id, reason=reason)
         except MemtuiError as exc:
             safe.notify(self.app, exc.message, severity="error", timeout=10)
             return
-        safe.notify(self.app, f"rejected {review.proposal.id}", timeout=4)
-        self._after_decision([])
+        safe.notify(self.app, f"rejected {review.proposal.id} (z undoes)", timeout=4)
+        self._after_decision(review, [], "rejected", entry)
 
     def action_revert(self) -> None:
         self._revert()
 
     @work(exclusive=True, group="proposal-decide")
     async def _revert(self) -> None:
-        review = self.review
-        if review is None or review.entry.state != "approved":
-            self.notify("choose an approved proposal (d shows decided ones)", severity="warning")
+        review = self._target(pending=False)
+        if review is None:
+            return
+        if review.entry.state != "approved":
+            self.notify("only an approved proposal can be reverted (d shows decided ones)", severity="warning")
             return
         root = self.app.field.root
         try:
@@ -327,32 +485,103 @@ class ProposalsScreen(Screen):
             safe.notify(self.app, exc.message, severity="error", timeout=10)
             return
         colours = self.app.palette()
-        parts: list = [Text(f"Revert {one_line(review.proposal.id)}: the pages return to their bytes from before the approval.\n", style="bold")]
+        parts: list = [Text(f"Revert {one_line(review.proposal.id)}: the pages return to their bytes from before the approval. It counts toward the job's regret rate.\n", style="bold")]
         for page in plan.pages:
             parts.append(unified(page.diff, colours))
             if page.conflict and page.lost is not None:
                 parts.append(Text(f"▲ {one_line(page.path)} changed since the approval; reverting discards:", style=f"bold {colours.get('warning', '')}"))
                 parts.append(unified(page.lost, colours))
         force = bool(plan.conflicts)
-        reason = await self.app.push_screen_wait(TextDialog("Revert this proposal", "Why is it reverted? (this counts toward the job's regret rate)"))
-        if not reason:
-            return
         choice = await self.app.push_screen_wait(
-            ChoiceDialog("Revert?", Group(*parts), [("yes", "Revert" + (" (discard later edits)" if force else "")), ("no", "Cancel")])
+            ChoiceDialog(
+                "Revert? This is what it changes",
+                Group(*parts),
+                [("yes", "Revert" + (" (discard later edits)" if force else "") + "…"), ("no", "Cancel")],
+                variant_of={"yes": "error" if force else "primary"},
+                focus="no" if force else "yes",
+            )
         )
         if choice != "yes":
             return
+        reason = await self.app.push_screen_wait(TextDialog("Revert this proposal", "Why is it reverted? (this counts toward the job's regret rate)"))
+        if not reason:
+            return
         try:
-            proposals_mod.revert(root, review.proposal.id, reason=reason, force=force)
+            entry = proposals_mod.revert(root, review.proposal.id, reason=reason, force=force)
         except MemtuiError as exc:
             safe.notify(self.app, exc.message, severity="error", timeout=10)
             return
         safe.notify(self.app, f"reverted {review.proposal.id}", timeout=4)
-        self._after_decision(review.proposal.pages)
+        self._after_decision(review, review.proposal.pages, "reverted", entry)
 
-    def _after_decision(self, pages: list[str]) -> None:
-        """Re-read the pages the decision wrote, moved or retired; re-analyse (proposal badges)."""
+    def _after_decision(self, review, pages: list[str], state: str, entry) -> None:
+        """The proposal stays in place, struck through; the cursor goes to the next pending one."""
+        proposal_id = review.proposal.id
+        next_id = self._next_pending_after(proposal_id)
+        queue_entry = self.queue.get(proposal_id) if self.queue else None
+        if queue_entry is not None:
+            queue_entry.state, queue_entry.flags, queue_entry.decision = state, [], entry
+        self._decided_here.add(proposal_id)
         self.review = None
+        self._rebuild(highlight=next_id or proposal_id)
+        self._want = next_id
+        self.proposal_list.focus()
         self.app.reload_paths(list(pages))
         self.app.request_analysis()
         self.refresh_queue()
+
+    # ------------------------------------------------------------------ undo
+    def action_undo(self) -> None:
+        self._undo()
+
+    @work(exclusive=True, group="proposal-decide")
+    async def _undo(self) -> None:
+        root = self.app.field.root
+        highlighted = self._highlighted_id()
+        entry = self.queue.get(highlighted) if (self.queue and highlighted) else None
+        if entry is not None and not entry.pending and (self.show_decided or highlighted in self._decided_here):
+            decision = undo_mod.latest(root, kind=undo_mod.PROPOSALS, target=highlighted)
+            if decision is None:
+                self.notify(f"{highlighted} was {entry.state}: that cannot be undone (revert an approval with u)", severity="warning")
+                return
+        else:
+            decision = undo_mod.latest(root, kind=undo_mod.PROPOSALS)
+            if decision is None:
+                self.notify("no decision to undo", severity="warning")
+                return
+        plan = undo_mod.plan_undo(root, decision)
+        colours = self.app.palette()
+        parts: list = [Text(f"Undo: {one_line(plan.summary)}\n", style="bold")]
+        if not plan.pages:
+            parts.append(Text("No page changes: the proposal is pending again."))
+        for page in plan.pages:
+            if page.diff is not None:
+                parts.append(unified(page.diff, colours))
+            if page.conflict:
+                parts.append(Text(f"▲ {one_line(page.path)} changed since the approval: undoing replaces those edits (kept in .memtui/blobs/)", style="bold"))
+        for problem in plan.problems:
+            parts.append(Text(f"✖ {one_line(problem)}", style="bold"))
+        if plan.problems:
+            await self.app.push_screen_wait(ChoiceDialog("This decision cannot be undone", Group(*parts), [("ok", "OK")]))
+            return
+        risky = bool(plan.conflicts)
+        choice = await self.app.push_screen_wait(ConfirmDialog("Undo this decision?", Group(*parts), yes="Undo (replace later edits)" if risky else "Undo", danger=risky))
+        if choice != "yes":
+            return
+        try:
+            undone, _ = undo_mod.undo(root, decision=decision, force=risky, readonly=self.app.field.readonly)
+        except MemtuiError as exc:
+            safe.notify(self.app, f"{exc.message} ({exc.hint})" if exc.hint else exc.message, title="not undone", severity="error", timeout=10)
+            return
+        safe.notify(self.app, f"undone: {undo_mod.describe(undone)}", timeout=5)
+        self._decided_here.discard(undone.target)
+        self._want = undone.target
+        self.review = None
+        if self.show_decided:
+            self.show_decided = False
+            self.title = "Proposals"
+        queue_entry = self.queue.get(undone.target) if self.queue else None
+        self.app.reload_paths(list(queue_entry.proposal.pages) if queue_entry else [])
+        self.app.request_analysis()
+        self.refresh_queue()
+        self.proposal_list.focus()

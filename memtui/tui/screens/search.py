@@ -1,4 +1,11 @@
-"""Search: results update as you type, from the Whoosh index, in a worker thread."""
+"""Search: results update as you type, from the Whoosh index, in a worker thread.
+
+Like fzf: the focus stays in the search box; up/down move the highlighted
+result, enter opens it (the first one unless you moved), typing always edits
+the query (also when the results have the focus). A query that does not parse
+yet (half a word, an open quote) shows its error only after a pause, so errors
+do not flash while you type; the last good results stay meanwhile.
+"""
 
 from __future__ import annotations
 
@@ -9,13 +16,15 @@ from textual import work
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.screen import Screen
-from textual.widgets import Footer, Header, Input, OptionList, Static
+from textual.widgets import Header, Input, OptionList, Static
 from textual.widgets.option_list import Option
 from textual.worker import get_current_worker
 
 from memtui.errors import MemtuiError
 from memtui.textsafety import one_line
 from memtui.tui.events import FieldEvent
+from memtui.tui.widgets.footer import MemtuiFooter
+from memtui.tui.widgets.lists import MarkedOptionList
 from memtui.tui.widgets.status_bar import StatusBar
 
 HELP = (
@@ -25,6 +34,7 @@ HELP = (
 )
 TRUST_BADGE = {"quarantined": ("⛔", "quarantined", "error"), "unreviewed": ("◌", "unreviewed", "warning")}
 DEBOUNCE = 0.12
+ERROR_DELAY = 0.8  # seconds a query must stay unchanged before its parse error is shown
 
 
 def hit_prompt(hit, colours: dict[str, str]) -> Text:
@@ -53,14 +63,20 @@ def hit_prompt(hit, colours: dict[str, str]) -> Text:
 
 class SearchScreen(Screen):
     BINDINGS = [
+        Binding("enter", "open_highlighted", "Open", show=True),
+        Binding("down", "move(1)", "Next result", show=False),
+        Binding("up", "move(-1)", "Previous result", show=False),
+        Binding("pagedown", "move(10)", "Page down", show=False),
+        Binding("pageup", "move(-10)", "Page up", show=False),
         Binding("escape", "back", "Back"),
-        Binding("down", "focus_results", "Results", show=False),
     ]
+    HELP_EXTRA = [("up  down", "move the highlighted result (the focus stays in the box)"), ("tab", "to the results list")]
 
     def __init__(self) -> None:
         super().__init__()
         self.hits: list = []
         self._timer = None
+        self._error_timer = None
         self._last_query = ""
 
     def compose(self) -> ComposeResult:
@@ -68,9 +84,9 @@ class SearchScreen(Screen):
         yield Input(placeholder="search memory…  (/ to come back here)", id="query")
         yield Static(Text(HELP, style="dim"), id="search-help")
         yield Static(id="search-state")
-        yield OptionList(id="results")
+        yield MarkedOptionList(id="results")
         yield StatusBar()
-        yield Footer()
+        yield MemtuiFooter()
 
     def on_mount(self) -> None:
         self.app.field_signal.subscribe(self, self._on_field)
@@ -118,7 +134,32 @@ class SearchScreen(Screen):
         self._timer = self.set_timer(DEBOUNCE, lambda: self.run_search(self._last_query))
 
     def on_input_submitted(self, event: Input.Submitted) -> None:
-        self.action_focus_results()
+        event.stop()
+        self.action_open_highlighted()
+
+    def action_open_highlighted(self) -> None:
+        """Open the highlighted result (the first, unless up/down moved the highlight)."""
+        results = self.query_one("#results", OptionList)
+        if not self.hits:
+            return
+        index = results.highlighted if results.highlighted is not None else 0
+        if 0 <= index < len(self.hits):
+            self.app.open_page(self.hits[index].path)
+
+    def action_move(self, delta: int) -> None:
+        results = self.query_one("#results", OptionList)
+        if not results.option_count:
+            return
+        current = results.highlighted if results.highlighted is not None else -1
+        results.highlighted = max(0, min(results.option_count - 1, current + delta))
+
+    def on_key(self, event) -> None:
+        """Typing always edits the query, wherever the focus is."""
+        query = self.query_one("#query", Input)
+        if self.focused is not query and event.is_printable and event.character and event.character != "/":
+            query.focus()
+            query.insert_text_at_cursor(event.character)
+            event.stop()
 
     @work(thread=True, exclusive=True, group="search", name="search")
     def run_search(self, query: str) -> None:
@@ -143,25 +184,38 @@ class SearchScreen(Screen):
         if query != self._last_query:
             return
         results = self.query_one("#results", OptionList)
-        results.clear_options()
-        self.hits = hits
+        if self._error_timer is not None:
+            self._error_timer.stop()
+            self._error_timer = None
         if error is not None:
+            # Half-typed queries do not parse: keep the last results, say so only after a pause.
             message = Text(f"✖ {one_line(error.message)}", style="bold")
             if error.hint:
                 message.append(f"  {one_line(error.hint)}", style="dim")
-            self._show_state(message)
+            self._error_timer = self.set_timer(ERROR_DELAY, lambda: self._show_error(query, message))
             return
+        previous = self.hits[results.highlighted].path if self.hits and results.highlighted is not None and results.highlighted < len(self.hits) else None
+        results.clear_options()
+        self.hits = hits
         if not query.strip():
             self._show_state()
             return
         colours = self.app.palette()
         results.add_options([Option(hit_prompt(hit, colours), id=f"hit-{i}") for i, hit in enumerate(hits)])
+        if hits:
+            # Enter opens the first result, or the one you moved to if a refresh still has it.
+            results.highlighted = next((i for i, hit in enumerate(hits) if hit.path == previous), 0)
         count = f"{len(hits)} result{'s' if len(hits) != 1 else ''}" if hits else "no results"
         timing = f" in {elapsed * 1000:.0f} ms" if self.app.show_timings else ""
         state = Text(f"{count}{timing}", style="dim")
         if getattr(hits, "timed_out", False):
             state.append("  ▲ the search hit its time limit: results may be incomplete", style="bold")
         self._show_state(state)
+
+    def _show_error(self, query: str, message: Text) -> None:
+        self._error_timer = None
+        if query == self._last_query:
+            self._show_state(message)
 
     def on_option_list_option_selected(self, event: OptionList.OptionSelected) -> None:
         option_id = event.option.id or ""

@@ -50,6 +50,16 @@ class RenderedBody:
             y += max(1, len(text.wrap(console, content_width)))
         return y
 
+    def row_at_y(self, y: int, width: int, console) -> int:
+        """The grid row shown on rendered line ``y`` (the inverse of ``y_of_row``)."""
+        content_width = max(1, width - self.gutter)
+        top = 0
+        for row, text in enumerate(self.rows):
+            top += max(1, len(text.wrap(console, content_width)))
+            if top > y:
+                return row
+        return max(0, len(self.rows) - 1)
+
 
 def render_body(
     parsed: ParsedPage,

@@ -3,6 +3,11 @@
 10,000 rows fill instantly (a list view that mounts one widget per row took
 47 s; this keeps rows as plain data). Live updates replace row data by key, so the
 cursor stays on the same page and the scroll position does not jump.
+
+Narrow terminals: columns of low ``priority`` (decorative: kind, updated) are
+dropped before the identity columns (title, path) shrink below their minimum;
+a ``FIT`` column is as wide as its widest cell. Every row is reachable: the
+table never scrolls sideways, so no scrollbar can cover the last row.
 """
 
 from __future__ import annotations
@@ -26,9 +31,14 @@ from textual.strip import Strip
 class Column:
     key: str
     label: str
-    width: int  # 0 = share the remaining width (by weight)
+    width: int  # 0 = share the remaining width (by weight); FIT = as wide as its widest cell
     min_width: int = 8
     weight: int = 1
+    priority: int = 5  # on a narrow terminal, the lowest priority columns are dropped first
+
+
+FIT = -1  # a column as wide as its content (the state badges), no wider
+ESSENTIAL = 8  # columns of this priority or more are never dropped
 
 
 GUTTER = 1
@@ -64,7 +74,7 @@ class PageTable(ScrollView, can_focus=True):
     }
 
     DEFAULT_CSS = """
-    PageTable { height: 1fr; }
+    PageTable { height: 1fr; overflow-x: hidden; }
     """
 
     cursor: reactive[int] = reactive(0, always_update=True)
@@ -106,6 +116,7 @@ class PageTable(ScrollView, can_focus=True):
         self._cells: dict[str, tuple[Cell, ...]] = {}
         self._index: dict[str, int] = {}
         self._widths: list[int] = []
+        self._fit: dict[str, int] = {}  # FIT column -> widest cell
         self.sort_column: str | None = None
         self.sort_reverse = False
         self.empty_message = "nothing to show"
@@ -131,7 +142,8 @@ class PageTable(ScrollView, can_focus=True):
         self._keys = [key for key, _ in rows]
         self._cells = {key: cells for key, cells in rows}
         self._index = {key: i for i, key in enumerate(self._keys)}
-        self.virtual_size = Size(self.size.width, len(self._keys) + 1)
+        self._measure_fit(rows)
+        self._set_virtual_size()
         if previous_key is not None and previous_key in self._index:
             new_cursor = self._index[previous_key]
             self.cursor = new_cursor
@@ -140,9 +152,30 @@ class PageTable(ScrollView, can_focus=True):
             self.cursor = min(self.cursor, max(0, len(self._keys) - 1))
         self.refresh()
 
+    def _measure_fit(self, rows: Sequence[tuple[str, tuple[Cell, ...]]]) -> None:
+        """Width of each FIT column: its widest cell (few distinct values: measured once each)."""
+        fit = {}
+        for number, column in enumerate(self.columns):
+            if column.width == FIT:
+                values = {cells[number][0] for _, cells in rows if len(cells) > number}
+                fit[column.key] = max([cell_len(column.label) + 2, *map(cell_len, values)])
+        if fit != self._fit:
+            self._fit = fit
+            self._widths = self._compute_widths(self.scrollable_content_region.width or self.size.width)
+
+    def _set_virtual_size(self) -> None:
+        # As wide as the visible content: never a horizontal scrollbar over the last row.
+        self.virtual_size = Size(self.scrollable_content_region.width, len(self._keys) + 1)
+
     def update_cells(self, key: str, cells: tuple[Cell, ...]) -> None:
         """Change one row's cells in place (no reorder, no scroll)."""
         if key in self._cells:
+            if len(cells) and self._fit:
+                for number, column in enumerate(self.columns):
+                    if column.key in self._fit and cell_len(cells[number][0]) > self._fit[column.key]:
+                        self._fit[column.key] = cell_len(cells[number][0])
+                        self._widths = self._compute_widths(self.scrollable_content_region.width)
+                        self.refresh()
             self._cells[key] = cells
             index = self._index[key]
             self.refresh_line(index - int(self.scroll_y) + 1)
@@ -157,28 +190,41 @@ class PageTable(ScrollView, can_focus=True):
 
     # ------------------------------------------------------------------ layout
     def _compute_widths(self, total: int) -> list[int]:
+        """Each column's width; 0 for a column dropped because the terminal is too narrow."""
         total -= GUTTER  # the cursor marker column
-        fixed = sum(c.width for c in self.columns if c.width) + len(self.columns)  # one space per column
-        flex = [c for c in self.columns if not c.width]
-        remaining = max(total - fixed, 0)
+        fixed_width = {c.key: (self._fit.get(c.key, cell_len(c.label) + 2) if c.width == FIT else c.width) for c in self.columns}
+        shown = list(self.columns)
+
+        def needed(columns) -> int:
+            return sum(fixed_width[c.key] if c.width else c.min_width for c in columns) + len(columns)
+
+        while needed(shown) > total and len(shown) > 1:
+            drop = min((c for c in shown if c.width), key=lambda c: c.priority, default=None)
+            if drop is None or drop.priority >= ESSENTIAL:
+                break  # only identity and state columns left: the flexible ones shrink instead
+            shown.remove(drop)
+        flex = [c for c in shown if not c.width]
+        remaining = max(total - sum(fixed_width[c.key] for c in shown if c.width) - len(shown), 0)
         weights = sum(c.weight for c in flex) or 1
         widths = []
         given = 0
         for column in self.columns:
-            if column.width:
-                widths.append(column.width)
+            if column not in shown:
+                widths.append(0)
+            elif column.width:
+                widths.append(fixed_width[column.key])
             else:
                 width = max(column.min_width, remaining * column.weight // weights)
                 given += width
                 widths.append(width)
         if flex and given < remaining:  # rounding leftovers go to the first flexible column
-            first = next(i for i, c in enumerate(self.columns) if not c.width)
+            first = self.columns.index(flex[0])
             widths[first] += remaining - given
         return widths
 
     def on_resize(self, event: events.Resize) -> None:
-        self._widths = self._compute_widths(self.size.width)
-        self.virtual_size = Size(self.size.width, len(self._keys) + 1)
+        self._widths = self._compute_widths(self.scrollable_content_region.width)
+        self._set_virtual_size()
 
     # ------------------------------------------------------------------ rendering
     def _style(self, name: str) -> Style:
@@ -189,16 +235,19 @@ class PageTable(ScrollView, can_focus=True):
     def _render_cells(self, cells: Sequence[Cell], base: Style, *, marker: str = " ") -> list[Segment]:
         # A glyph marks the cursor row, so it is visible without colour (NO_COLOR, monochrome).
         segments: list[Segment] = [Segment(marker, base + Style(bold=True))]
-        widths = self._widths or self._compute_widths(self.size.width)
+        widths = self._widths or self._compute_widths(self.scrollable_content_region.width)
         for (text, style_name), width in zip(cells, widths):
+            if not width:
+                continue
             shown = text if cell_len(text) == width else set_cell_size(text, width)
-            style = base + self._style(style_name) if style_name else base
+            # On the cursor row every cell takes the cursor's colours (one readable pair).
+            style = base + self._style(style_name) if style_name and marker == " " else base
             segments.append(Segment(shown, style))
             segments.append(Segment(" ", base))
         return segments
 
     def render_line(self, y: int) -> Strip:
-        width = self.size.width
+        width = self.scrollable_content_region.width
         base = self.rich_style
         if y == 0:
             header_style = base + self._style("header")
@@ -224,11 +273,21 @@ class PageTable(ScrollView, can_focus=True):
 
     # ------------------------------------------------------------------ cursor
     def watch_cursor(self, old: int, new: int) -> None:
-        self.refresh()
+        top = int(self.scroll_y)
+        if old != new and top <= old < top + self._visible_rows() and top <= new < top + self._visible_rows():
+            self.refresh_line(old - top + 1)  # only the two rows that changed
+            self.refresh_line(new - top + 1)
+        else:
+            self.refresh()
         self.post_message(self.Highlighted(self, self.cursor_key))
 
+    def shown_columns(self) -> list[str]:
+        """Keys of the columns on screen at the current width."""
+        widths = self._widths or self._compute_widths(self.scrollable_content_region.width)
+        return [column.key for column, width in zip(self.columns, widths) if width]
+
     def _visible_rows(self) -> int:
-        return max(1, self.size.height - 1)
+        return max(1, self.scrollable_content_region.height - 1)
 
     def _scroll_cursor_into_view(self) -> None:
         top = int(self.scroll_y)
@@ -260,8 +319,10 @@ class PageTable(ScrollView, can_focus=True):
         y = event.y
         if y == 0:
             x = GUTTER
-            widths = self._widths or self._compute_widths(self.size.width)
+            widths = self._widths or self._compute_widths(self.scrollable_content_region.width)
             for column, width in zip(self.columns, widths):
+                if not width:
+                    continue
                 if x <= event.x < x + width + 1:
                     self.post_message(self.HeaderClicked(self, column.key))
                     return

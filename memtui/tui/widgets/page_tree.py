@@ -1,13 +1,25 @@
-"""The pages as a tree by folder. Folders fill in when opened, so 10,000 pages cost nothing up front."""
+"""The pages as a tree by folder. Folders fill in when opened, so 10,000 pages cost nothing up front.
+
+The cursor row carries a ``▶`` glyph (visible without colour) and the tree
+starts with its cursor on the first row; folder rows roll up what is inside
+them (pages, quarantined, unreviewed, with findings), so a problem deep in a
+folder shows on the closed folder.
+"""
 
 from __future__ import annotations
 
+from collections import Counter
+
+from rich.style import Style
 from rich.text import Text
 from textual.widgets import Tree
 from textual.widgets.tree import TreeNode
 
 from memtui.textsafety import one_line
 from memtui.tui.model import BADGES, PageRow
+from memtui.tui.widgets.lists import SELECTED_MARK
+
+ROLL_UP = ("quarantined", "unreviewed", "findings")
 
 
 def badge_text(row: PageRow, colours: dict[str, str]) -> Text:
@@ -22,6 +34,9 @@ def badge_text(row: PageRow, colours: dict[str, str]) -> Text:
 class PageTree(Tree[str]):
     """Folder nodes carry data "dir:<path>", page leaves carry the page path."""
 
+    ICON_NODE = "▸ "
+    ICON_NODE_EXPANDED = "▾ "
+
     def __init__(self, **kwargs) -> None:
         super().__init__(Text("field"), **kwargs)
         self.show_root = False
@@ -29,6 +44,14 @@ class PageTree(Tree[str]):
         self._rows: dict[str, PageRow] = {}
         self._folders: dict[str, list[str]] = {}
         self._colours: dict[str, str] = {}
+        self._rollup: dict[str, Counter] = {}
+
+    def render_label(self, node: TreeNode[str], base_style: Style, style: Style) -> Text:
+        cursor = node is self.cursor_node
+        label = super().render_label(node, base_style, style)
+        if cursor:
+            label.stylize(Style(color=style.color, dim=False))  # one readable pair on the cursor row
+        return Text.assemble((f"{SELECTED_MARK} " if cursor else "  ", base_style + Style(bold=True)), label)
 
     def set_rows(self, rows: dict[str, PageRow], colours: dict[str, str], root_label: str) -> None:
         """(Re)build the tree, keeping which folders were open."""
@@ -45,12 +68,23 @@ class PageTree(Tree[str]):
                 parent = folder.rsplit("/", 1)[0] if "/" in folder else ""
                 self._folders.setdefault(parent, [])
                 folder = parent
+        self._rollup = {}
+        for path, row in rows.items():
+            states = [state for state in row.states() if state in ROLL_UP]
+            folder = path.rsplit("/", 1)[0] if "/" in path else ""
+            while folder:
+                counts = self._rollup.setdefault(folder, Counter())
+                counts["pages"] += 1
+                counts.update(states)
+                folder = folder.rsplit("/", 1)[0] if "/" in folder else ""
         self.clear()
         self.root.set_label(Text(one_line(root_label)))
         self._fill(self.root, "", opened)
         self.root.expand()
         if cursor_data:
             self.select_data(cursor_data)
+        if self.cursor_line < 0 and self.root.children:
+            self.cursor_line = 0  # the tree starts with a cursor, like every other list
 
     def _walk(self, node: TreeNode[str]):
         yield node
@@ -63,15 +97,16 @@ class PageTree(Tree[str]):
             f for f in self._folders if f.startswith(prefix) and f != folder and "/" not in f[len(prefix) :]
         )
 
-    def _count(self, folder: str) -> int:
-        prefix = folder + "/"
-        return sum(len(pages) for name, pages in self._folders.items() if name == folder or name.startswith(prefix))
-
     def _fill(self, node: TreeNode[str], folder: str, opened: set[str]) -> None:
         for sub in self._subfolders(folder):
             name = sub.rsplit("/", 1)[-1]
-            label = Text(f"▸ {one_line(name)}/", style="bold")
-            label.append(f"  {self._count(sub)}", style="dim")
+            label = Text(f"{one_line(name)}/", style="bold")
+            counts = self._rollup.get(sub, Counter())
+            label.append(f"  {counts['pages']}", style="dim")
+            for state in ROLL_UP:
+                if counts[state]:
+                    glyph, word, colour = BADGES[state]
+                    label.append(f"  {glyph}{counts[state]} {word}", style=self._colours.get(colour, ""))
             child = node.add(label, data=f"dir:{sub}", allow_expand=True)
             if f"dir:{sub}" in opened:
                 self._fill(child, sub, opened)

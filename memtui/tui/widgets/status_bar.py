@@ -9,6 +9,7 @@ from textual.app import ComposeResult
 from textual.containers import Horizontal
 from textual.widgets import ProgressBar, Static
 
+from memtui.textsafety import plural
 from memtui.tui.events import FieldEvent
 
 WATCH_GLYPHS = {
@@ -92,7 +93,7 @@ class StatusBar(Horizontal):
                 bar.update(total=progress.total, progress=progress.done)
         else:
             counts = app.analysis.counts if app.analysis else {}
-            text.append(f"{len(app.field):,} pages", style="bold")
+            text.append(plural(len(app.field), "page"), style="bold")
             if app.pending_paths:
                 progress = app.load_progress
                 text.append(f"  … reading {progress.done:,}/{progress.total:,}", style=self._colour("warning"))
@@ -107,9 +108,9 @@ class StatusBar(Horizontal):
             else:
                 text.append(f"  ⛔ {quarantined} quarantined", style=self._colour("error") if quarantined else "")
                 text.append(f"  ◌ {unreviewed} unreviewed", style=self._colour("warning") if unreviewed else "")
-                text.append(f"  ✖ {counts.get('errors', 0)} errors ▲ {counts.get('warnings', 0)} warnings")
+                text.append(f"  ✖ {plural(counts.get('errors', 0), 'error')} ▲ {plural(counts.get('warnings', 0), 'warning')}")
                 if counts.get("proposals"):
-                    text.append(f"  ✎ {counts['proposals']} proposals", style=self._colour("accent"))
+                    text.append(f"  ✎ {plural(counts['proposals'], 'proposal')}", style=self._colour("accent"))
             glyph, word, colour = index_state(app)
             text.append(f"  │ {glyph} {word}", style=self._colour(colour))
             text.append(f"  {describe_sync(app)}", style="dim")

@@ -1,0 +1,114 @@
+"""``memtui quarantine|proposals undo`` and ``... decided``: take a decision back, list who decided what.
+
+``undo`` takes back the latest decision still in force (or the one on a named
+page or proposal), after showing what it will change and asking ``[y/N]``
+(``--yes`` without a terminal). ``decided`` lists decisions newest first with
+who, when and why, and which were undone.
+"""
+
+from __future__ import annotations
+
+import argparse
+
+from rich.table import Table
+from rich.text import Text
+
+from memtui.cli.output import cell, console, expand_tables, print_json
+from memtui.cli.review_common import (
+    add_common,
+    confirm,
+    declined,
+    ensure_can_ask,
+    friendly_errors,
+    open_for_review,
+    print_diff,
+    prompt_console,
+)
+from memtui.errors import MemtuiError
+from memtui.review import ledger
+from memtui.review import undo as undo_mod
+from memtui.textsafety import plural
+
+ACTIONS_OF_KIND = {
+    undo_mod.QUARANTINE: ledger.QUARANTINE_ACTIONS,
+    undo_mod.PROPOSALS: ledger.PROPOSAL_ACTIONS,
+}
+
+
+def register_undo(actions: argparse._SubParsersAction, kind: str) -> None:
+    what = "page" if kind == undo_mod.QUARANTINE else "proposal"
+    parser = actions.add_parser("undo", help=f"take back the latest {what} decision (approve or reject)")
+    add_common(parser, reviewer=True)
+    parser.add_argument("target", nargs="?", metavar="PAGE" if kind == undo_mod.QUARANTINE else "ID",
+                        help=f"undo the latest decision on this {what} (default: the latest of all)")
+    parser.add_argument("--force", action="store_true", help="undo even if a page was edited since (the edits are kept in .memtui/blobs/)")
+    parser.add_argument("--reason", help="a note for the ledger")
+    parser.set_defaults(handler=friendly_errors(lambda args: run_undo(args, kind)))
+
+    decided = actions.add_parser("decided", help=f"{what} decisions, newest first: who, when, why, undone or not")
+    add_common(decided)
+    decided.set_defaults(handler=friendly_errors(lambda args: run_decided(args, kind)))
+
+
+def run_undo(args: argparse.Namespace, kind: str) -> int:
+    root, _ = open_for_review(args.field, write=True)
+    ensure_can_ask(args)
+    decision = undo_mod.latest(root, kind=kind, target=args.target)
+    if decision is None:
+        target = f" on {args.target}" if args.target else ""
+        raise MemtuiError(f"no decision to undo{target}", f"see the decisions with: memtui {kind} decided FIELD")
+    plan = undo_mod.plan_undo(root, decision)
+    if not args.yes:
+        out = prompt_console(args)
+        out.print(Text("undo: ", style="bold") + cell(plan.summary))
+        if decision.reason:
+            out.print(Text("  reason given: ") + cell(decision.reason))
+        for page in plan.pages:
+            line = Text(f"  {page.what}: ") + cell(page.path)
+            if page.conflict:
+                line.append("  (edited since: those edits are replaced, kept in .memtui/blobs/)", style="bold red")
+            out.print(line)
+            if page.diff is not None and not args.json:
+                print_diff(page.diff, side_by_side=False)
+        if not plan.pages:
+            out.print(Text("  no page changes; it becomes pending again"))
+    if plan.problems:
+        raise MemtuiError(f"cannot undo: {plan.problems[0]}", "put the page back by hand from .memtui/archive/ or .memtui/blobs/")
+    if plan.conflicts and not args.force:
+        raise MemtuiError(
+            f"{', '.join(p.path for p in plan.conflicts)} changed since it was decided",
+            "use --force to undo anyway (the later edits are kept in .memtui/blobs/)",
+        )
+    if not confirm(f"Undo: {plan.summary}?", args):
+        return declined()
+    undone, entry = undo_mod.undo(
+        root, decision=decision, reviewer=args.reviewer, reason=args.reason, force=args.force
+    )
+    if args.json:
+        print_json({"undone": undone.to_json(), "undo": entry.to_json()})
+        return 0
+    console().print(Text("undone: ", style="green") + cell(undo_mod.describe(undone)))
+    return 0
+
+
+def run_decided(args: argparse.Namespace, kind: str) -> int:
+    root, _ = open_for_review(args.field, write=False)
+    records = ledger.decision_records(ledger.read(root).entries, ACTIONS_OF_KIND[kind])
+    if args.json:
+        print_json({"decisions": [record.to_json() for record in records]})
+        return 0
+    if not records:
+        console().print(Text("no decisions yet"))
+        return 0
+    table = Table(title=Text(plural(len(records), "decision")), title_justify="left", expand=expand_tables())
+    for name in ("when", "who", "decision", "page" if kind == undo_mod.QUARANTINE else "proposal", "why"):
+        table.add_column(name, overflow="fold")
+    for record in records:
+        entry = record.entry
+        word = Text(undo_mod.VERB.get(entry.action, entry.action))
+        if record.undone_by is not None:
+            word.stylize("strike")
+            word.append(f" (undone {record.undone_by.ts})", style="dim")
+        table.add_row(cell(entry.ts), cell(entry.who), word, cell(entry.target), cell(entry.reason or ""))
+    console().print(table)
+    return 0
