@@ -329,6 +329,8 @@ def _recover_locked(root: Path) -> list[Recovery]:
             entry = ledger.LedgerEntry.from_json(journal["ledger"])
             if commit is not None:
                 entry.commit = commit
+                with contextlib.suppress(MemtuiError):  # the crash may have come before the index was updated
+                    gitrepo.sync_index(root, [item["path"] for item in journal["pages"]])
             if not ledger.contains(root, entry):
                 ledger.append(root, entry)
             path.unlink()

@@ -32,12 +32,11 @@ import datetime as _dt
 import getpass
 import json
 import os
-import subprocess
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from memtui.store import locations, safe_write
+from memtui.store import gitrepo, locations, safe_write
 
 LEDGER_FILE = "ledger.jsonl"
 
@@ -172,19 +171,9 @@ def reviewer_name(explicit: str | None = None, root: Path | None = None) -> str:
     for candidate in (explicit, os.environ.get(REVIEWER_ENV)):
         if candidate and candidate.strip():
             return candidate.strip()
-    try:
-        result = subprocess.run(
-            ["git", "config", "user.name"],
-            cwd=os.fspath(root) if root is not None and Path(root).is_dir() else None,
-            capture_output=True,
-            timeout=10,
-            check=False,
-        )
-        name = result.stdout.decode("utf-8", "replace").strip()
-        if result.returncode == 0 and name:
-            return name
-    except (OSError, subprocess.SubprocessError):
-        pass
+    name = gitrepo.user_name(Path(root) if root is not None and Path(root).is_dir() else None)
+    if name:
+        return name
     try:
         return getpass.getuser() or "unknown"
     except Exception:  # getpass raises various errors when no user can be found
