@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from memtui.field import trust as trust_mod
+from memtui.field.frontmatter import MAX_YAML_DEPTH
 from memtui.field.page import KINDS, ORIGINS
 
 if TYPE_CHECKING:
@@ -46,6 +47,8 @@ _RULES = [
     Rule("frontmatter-not-mapping", ERROR, "frontmatter is not a mapping of keys to values"),
     Rule("frontmatter-too-large", ERROR, "frontmatter over 64 KB is not parsed"),
     Rule("yaml-alias", ERROR, "YAML aliases are refused (alias bombs)"),
+    Rule("yaml-too-deep", ERROR, f"frontmatter YAML nested more than {MAX_YAML_DEPTH} levels deep is not read"),
+    Rule("frontmatter-duplicate-key", ERROR, "a frontmatter key appears twice: readers disagree on which counts"),
     Rule("kind-unknown", WARNING, "kind is not episodic, semantic, procedural or preference"),
     Rule("origin-unknown", WARNING, "origin is not agent, user, job or external"),
     Rule("confidence-range", ERROR, "confidence must be a number from 0 to 1"),

@@ -230,6 +230,9 @@ def parse_bytes(path: str, data: bytes, *, keep_lines: bool = True) -> ParsedPag
     fm = fm_mod.parse(text)
     if fm.error:
         problems.append(Problem(fm.error_rule or "yaml-invalid", fm.error_line, fm.error))
+    for key, line in fm.duplicate_keys:
+        problems.append(Problem("frontmatter-duplicate-key", line, f"the key {key!r} appears more than once "
+                                "(readers disagree on which value counts; memtui uses the last)"))
     body_text = text[fm.body_offset :]
     parsed_body = body_mod.parse_body(body_text, fm.body_line, keep_lines=keep_lines)
     return ParsedPage(
