@@ -76,7 +76,7 @@ _RULES = [
     Rule("utf8-invalid", ERROR, "bytes that are not valid UTF-8"),
     Rule("control-chars", ERROR, "terminal control characters (ESC, C0/C1) in page text"),
     Rule("bidi-override", ERROR, "bidirectional override characters can disguise text"),
-    Rule("zero-width", WARNING, "zero-width characters can hide text"),
+    Rule("zero-width", WARNING, "invisible characters (zero-width, format, fillers, variation selectors) can hide text"),
     Rule("binary-file", ERROR, "binary content in a .md file"),
     Rule("page-too-large", ERROR, "file too large to parse"),
     Rule("empty-page", WARNING, "empty file"),
