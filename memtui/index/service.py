@@ -76,7 +76,7 @@ from memtui.index.store import (
     write_manifest,
 )
 from memtui.index.watcher import FLUSH_PREFIX, Debouncer, FieldWatcher
-from memtui.store import locations
+from memtui.store import locations, state
 
 Progress = Callable[[int, int, str], None]
 OnChange = Callable[[ChangeBatch], None]
@@ -257,11 +257,10 @@ class IndexService:
         if self._watcher is not None and self._watcher.observer is not None:
             self._barrier_count += 1
             barrier = f"{FLUSH_PREFIX}{os.getpid()}-{id(self)}-{self._barrier_count}"
-            path = locations.state_dir(self.root) / barrier
             try:
-                path.parent.mkdir(parents=True, exist_ok=True)
-                path.write_bytes(b"")
-            except OSError:
+                with state.StateDir(self.root) as folder:  # never through a symlinked .memtui/
+                    folder.write(barrier, b"", durable=False)
+            except (OSError, MemtuiError):
                 barrier = None
         try:
             with self._idle:
@@ -277,8 +276,8 @@ class IndexService:
         finally:
             if barrier is not None:
                 self._barriers.discard(barrier)
-                with contextlib.suppress(OSError):
-                    (locations.state_dir(self.root) / barrier).unlink()
+                with contextlib.suppress(OSError, MemtuiError):
+                    state.unlink(self.root, barrier)
 
     def request_rescan(self) -> None:
         """Compare the whole folder with the index soon (e.g. after memtui itself moved many pages)."""

@@ -24,8 +24,6 @@ left behind by a writer that crashed between writing segments and the manifest.
 from __future__ import annotations
 
 import contextlib
-import hashlib
-import hmac
 import json
 import os
 import secrets
@@ -34,14 +32,13 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from memtui.store import locations
+from memtui.store import locations, signing
 from memtui.store.safe_write import write_internal_file
 
 POINTER_FILE = "CURRENT"
 LOCK_FILE = "writer.lock"
 MANIFEST_FILE = "memtui-manifest.json"
 GENERATION_PREFIX = "gen-"
-KEY_FILE = "index-signing.key"
 MANIFEST_FORMAT = 1
 
 try:  # POSIX
@@ -56,46 +53,6 @@ def default_index_dir(root: Path, *, readonly: bool = False, source: Path | None
 
 class UntrustedIndex(Exception):
     """An index generation that must not be opened; the message says why."""
-
-
-_process_key: bytes | None = None
-
-
-def signing_key() -> tuple[bytes, bool]:
-    """The user's signing key and whether it persists between runs.
-
-    Created on first use (mode 0600). If it cannot be written, a key for this
-    process only is used: indexes are then rebuilt on every start.
-    """
-    global _process_key
-    path = locations.user_config_dir() / KEY_FILE
-    with contextlib.suppress(OSError):
-        data = path.read_bytes()
-        if len(data) >= 32:
-            return data, True
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        key = secrets.token_bytes(32)
-        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-        with os.fdopen(fd, "wb") as handle:
-            handle.write(key)
-        return key, True
-    except FileExistsError:
-        with contextlib.suppress(OSError):
-            data = path.read_bytes()
-            if len(data) >= 32:
-                return data, True
-    except OSError:
-        pass
-    if _process_key is None:
-        _process_key = secrets.token_bytes(32)
-    return _process_key, False
-
-
-def _sign(payload: dict) -> str:
-    key, _ = signing_key()
-    body = json.dumps(payload, sort_keys=True, separators=(",", ":")).encode()
-    return hmac.new(key, body, hashlib.sha256).hexdigest()
 
 
 def _is_scratch(name: str) -> bool:
@@ -141,7 +98,7 @@ class Manifest:
 def write_manifest(gen_dir: Path, recipe: dict, *, status_day: str, pages: int) -> Manifest:
     manifest = Manifest(recipe, gen_dir.name, index_files(gen_dir), status_day, pages, time.time())
     payload = manifest.payload()
-    data = json.dumps({"payload": payload, "hmac": _sign(payload)}, indent=1).encode()
+    data = json.dumps({"payload": payload, "hmac": signing.sign_json(payload)}, indent=1).encode()
     replace_file(gen_dir / MANIFEST_FILE, data)
     return manifest
 
@@ -180,7 +137,7 @@ def read_manifest(gen_dir: Path) -> Manifest:
             raise TypeError
     except (ValueError, KeyError, TypeError):
         raise UntrustedIndex("the index manifest is damaged") from None
-    if not hmac.compare_digest(signature, _sign(payload)):
+    if not signing.verify_json(payload, signature):
         raise UntrustedIndex("the index manifest is not signed by this user's key (a foreign or altered index)")
     try:
         manifest = Manifest(
