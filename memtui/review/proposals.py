@@ -377,7 +377,7 @@ def proposal_queue(
         entries.append(
             QueueEntry(proposal, state, flags, conflicts, decision, _age_days(proposal.created, now), validation)
         )
-    return Queue(entries, loaded.problems, read.bad_lines)
+    return Queue(entries, loaded.problems + read.problems, read.bad_lines)
 
 
 # --------------------------------------------------------------------------- review
