@@ -188,7 +188,7 @@ def _show_info(args: argparse.Namespace) -> int:
                 pages=manifest.pages,
                 recipe=manifest.recipe,
                 files=len(manifest.files),
-                bytes=sum(size for size, _ in manifest.files.values()),
+                bytes=sum(entry[0] for entry in manifest.files.values()),
                 written=time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(manifest.written)),
             )
         except UntrustedIndex as exc:

@@ -67,8 +67,10 @@ from memtui.index.recall import (
 from memtui.index.scoring import WEIGHTING
 from memtui.index.search import parse_query, run_search
 from memtui.index.store import (
+    MANIFEST_FILE,
     IndexStore,
     Manifest,
+    PinnedIndex,
     UntrustedIndex,
     check_files,
     default_index_dir,
@@ -118,6 +120,7 @@ class IndexService:
         self._searcher_stale = False
         self._search_lock = threading.RLock()
         self._reader_stamp: tuple | None = None
+        self._reader_manifest_stamp: tuple | None = None
         self._reader_gen: Path | None = None
         self._writer = False
         self._frozen = False  # serving an old index that cannot be updated (golden gate)
@@ -492,19 +495,29 @@ class IndexService:
         )
 
     def _open_reader_once(self) -> None:
+        """Open the generation ``CURRENT`` names, at the commit its manifest vouches for.
+
+        Files of a commit the writer is making meanwhile are not listed in the
+        manifest yet; they are ignored (never opened), so a search while the
+        app commits does not fail.
+        """
         stamp = self._store.pointer_stamp()
         gen_dir = self._store.current()
         if gen_dir is None:
             raise UntrustedIndex("no index yet")
+        manifest_stamp = _file_stamp(gen_dir / MANIFEST_FILE)
         manifest = read_manifest(gen_dir)
-        check_files(gen_dir, manifest)
+        check_files(gen_dir, manifest, extra_ok=True)
+        if manifest.toc is None:
+            raise UntrustedIndex("the index manifest names no table of contents")
         try:
-            ix = whoosh_index.open_dir(str(gen_dir), schema=build_schema() if manifest.recipe == RECIPE else None)
-        except Exception as exc:  # noqa: BLE001
+            ix = PinnedIndex(gen_dir, manifest.toc, schema=build_schema() if manifest.recipe == RECIPE else None)
+        except Exception as exc:  # noqa: BLE001 - the writer removed that commit's files just now: try again
             raise UntrustedIndex(f"the index does not open: {exc}") from None
         self._attach(ix)
         self._reader_gen = gen_dir
         self._reader_stamp = stamp
+        self._reader_manifest_stamp = manifest_stamp
         self._manifest = manifest
         self._pages = manifest.pages
 
@@ -526,18 +539,14 @@ class IndexService:
                 self._searcher_stale = False
                 self._searcher = self._searcher.refresh()
             return self._searcher
-        # Read-only: follow the writer's commits and swaps once their manifest vouches for them.
-        if not self._frozen:
-            with contextlib.suppress(UntrustedIndex):
-                if self._store.pointer_stamp() != self._reader_stamp:
-                    self._searcher = None
-                    self._open_reader_once()
-                elif self._searcher is not None and not self._searcher.up_to_date():
-                    manifest = read_manifest(self._reader_gen)
-                    check_files(self._reader_gen, manifest)
-                    self._manifest = manifest
-                    self._pages = manifest.pages
-                    self._searcher = self._searcher.refresh()
+        # Read-only: follow the writer's commits and swaps once their manifest vouches for them;
+        # until a new one opens, keep searching the one already open.
+        if not self._frozen and self._reader_gen is not None and (
+            self._store.pointer_stamp() != self._reader_stamp
+            or _file_stamp(self._reader_gen / MANIFEST_FILE) != self._reader_manifest_stamp
+        ):
+            with contextlib.suppress(UntrustedIndex):  # state changes only once the new one opened
+                self._open_reader_once()
         if self._searcher is None:
             self._searcher = self._ix.searcher(weighting=WEIGHTING)
         return self._searcher
@@ -657,7 +666,9 @@ class IndexService:
             return
         self._searcher_stale = True
         self._pages = len(gen.records)
-        self._manifest = write_manifest(gen.dir, RECIPE, status_day=gen.status_day, pages=len(gen.records))
+        self._manifest = write_manifest(
+            gen.dir, RECIPE, status_day=gen.status_day, pages=len(gen.records), previous=self._manifest
+        )
 
     def _notify(self, batch: ChangeBatch) -> None:
         for callback in list(self._subscribers):
@@ -730,3 +741,12 @@ class IndexService:
         # 4. a day passed: valid_to dates may have expired pages
         if gen is not None and gen.status_day != today() and not self._requests:
             self._commit(gen.plan_statuses_only(self.root))
+
+
+def _file_stamp(path: Path) -> tuple[int, int] | None:
+    """Changes whenever the file is replaced (a new manifest: the writer committed)."""
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None
+    return (st.st_ino, st.st_mtime_ns)

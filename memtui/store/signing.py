@@ -86,6 +86,11 @@ def verify(data: bytes, signature: Any) -> bool:
     return isinstance(signature, str) and hmac.compare_digest(signature, sign(data))
 
 
+def verify_digest(digest: str, signature: Any) -> bool:
+    """Does ``signature`` equal a digest computed with ``Hasher``? (Constant-time comparison.)"""
+    return isinstance(signature, str) and hmac.compare_digest(signature, digest)
+
+
 def canonical(value: Any) -> bytes:
     """The one byte form of a JSON value that gets signed (sorted keys, no spaces, ASCII)."""
     return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=True).encode("ascii")
