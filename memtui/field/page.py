@@ -19,7 +19,7 @@ from typing import Any
 
 from memtui.field import body as body_mod
 from memtui.field import frontmatter as fm_mod
-from memtui.store.files import read_bytes, sha256_bytes
+from memtui.store.files import FileTooLarge, read_bytes, read_head, sha256_bytes
 from memtui.textsafety import find_hazards
 
 MAX_PARSE_BYTES = 2 * 1024 * 1024  # bigger files are listed and hashed, not parsed
@@ -320,6 +320,34 @@ def unparsed_info(path: str, data: bytes, size: int, mtime_ns: int, rule: str, m
 
 
 
+def too_large_info(path: str, abspath: str | os.PathLike[str], size: int, mtime_ns: int) -> PageInfo:
+    """A page over ``MAX_PARSE_BYTES``: never read whole (so it has no content hash).
+
+    Only its first bytes are looked at, to tell a binary file from a huge page.
+    """
+    try:
+        head = read_head(abspath, BINARY_SNIFF_BYTES)
+    except OSError:
+        head = None
+    if head is not None and is_binary(head[0]):
+        rule, message = "binary-file", "binary file (NUL bytes) with a .md name"
+    else:
+        rule, message = "page-too-large", _too_large_message(size)
+    return PageInfo(
+        path=path,
+        size=size,
+        mtime_ns=mtime_ns,
+        sha256="",
+        problems=[(rule, None, message)],
+        parsed=False,
+        tag_counts=dict.fromkeys(body_mod.SOURCE_TAGS, 0),
+    )
+
+
+def _too_large_message(size: int) -> str:
+    return f"{size:,} bytes: too large to parse (limit {MAX_PARSE_BYTES // (1024 * 1024)} MB); shown raw only"
+
+
 def info_from_bytes(path: str, data: bytes, size: int, mtime_ns: int) -> PageInfo:
     if is_binary(data):
         return unparsed_info(path, data, size, mtime_ns, "binary-file", "binary file (NUL bytes) with a .md name")
@@ -330,7 +358,7 @@ def info_from_bytes(path: str, data: bytes, size: int, mtime_ns: int) -> PageInf
             size,
             mtime_ns,
             "page-too-large",
-            f"{size:,} bytes: too large to parse (limit {MAX_PARSE_BYTES // (1024 * 1024)} MB); shown raw only",
+            _too_large_message(size),
         )
     return summarise(parse_bytes(path, data, keep_lines=False), size, mtime_ns)
 
@@ -342,7 +370,9 @@ def read_page(root: str | os.PathLike[str], path: str) -> PageInfo | None:
     """
     abspath = os.path.join(os.fspath(root), *path.split("/"))
     try:
-        result = read_bytes(abspath)
+        result = read_bytes(abspath, max_bytes=MAX_PARSE_BYTES)  # the size is checked before reading
+    except FileTooLarge as exc:
+        return too_large_info(path, abspath, exc.size, exc.stat.st_mtime_ns)
     except OSError as exc:
         reason = exc.strerror or str(exc)
         if exc.errno == errno.ELOOP:

@@ -49,7 +49,7 @@ from memtui.field.page import info_from_bytes
 from memtui.review import apply_journal, ledger
 from memtui.review.diffs import PageDiff, page_diff
 from memtui.review.proposal_git import load_git
-from memtui.review.proposal_model import CARRIER_GIT, DELETE, PageChange, Proposal
+from memtui.review.proposal_model import CARRIER_GIT, DELETE, MAX_PROPOSED_BYTES, PageChange, Proposal
 from memtui.review.proposal_staging import load_staging
 from memtui.store import gitrepo, safe_write
 from memtui.store.files import sha256_bytes
@@ -396,7 +396,7 @@ def find_version(root: Path, path: str, digest: str | None) -> bytes | None:
     if gitrepo.is_field_repo(root):
         with contextlib.suppress(MemtuiError):
             for commit in gitrepo.path_history(root, path):
-                data = gitrepo.blob_at(root, commit, path)
+                data = gitrepo.blob_at(root, commit, path, max_bytes=MAX_PROPOSED_BYTES)
                 if data is not None and sha256_bytes(data) == digest:
                     return data
     return None
@@ -408,7 +408,7 @@ def base_bytes(root: Path, proposal: Proposal, change: PageChange) -> bytes | No
         return None
     if proposal.carrier == CARRIER_GIT and proposal.base_commit:
         with contextlib.suppress(MemtuiError):
-            data = gitrepo.blob_at(root, proposal.base_commit, change.path)
+            data = gitrepo.blob_at(root, proposal.base_commit, change.path, max_bytes=MAX_PROPOSED_BYTES)
             if data is not None and sha256_bytes(data) == change.base:
                 return data
     return find_version(root, change.path, change.base)
@@ -709,7 +709,7 @@ def _previous_bytes(root: Path, approval: ledger.LedgerEntry, path: str, digest:
         return safe_write.read_blob(root, digest)
     if approval.commit and gitrepo.is_field_repo(root):
         with contextlib.suppress(MemtuiError):
-            data = gitrepo.blob_at(root, f"{approval.commit}^", path)
+            data = gitrepo.blob_at(root, f"{approval.commit}^", path, max_bytes=MAX_PROPOSED_BYTES)
             if data is not None and sha256_bytes(data) == digest:
                 return data
     return find_version(root, path, digest)

@@ -49,11 +49,11 @@ from memtui.errors import (
 )
 from memtui.field import frontmatter as fm_mod
 from memtui.field import trust
-from memtui.field.page import parse_bytes
+from memtui.field.page import MAX_PARSE_BYTES, parse_bytes
 from memtui.review import apply_journal, injection, ledger
 from memtui.review.injection import Flag
 from memtui.store import locations, safe_write
-from memtui.store.files import read_bytes, sha256_bytes
+from memtui.store.files import FileTooLarge, read_bytes, sha256_bytes
 from memtui.textsafety import find_hazards, visible
 
 if TYPE_CHECKING:
@@ -178,7 +178,10 @@ def quarantine_queue(field: Field) -> QuarantineQueue:
 
 def _item(root: Path, info: PageInfo, state: str) -> QueueItem:
     flags = {injection.DANGER: 0, injection.NOTICE: 0}
-    data = _read(root, info.path)
+    try:
+        data = _read(root, info.path)
+    except MemtuiError:
+        data = None  # too large to read: listed with what the field knows
     if data is not None:
         flags = injection.counts(injection.find_instructions(data.decode("utf-8", "surrogateescape")))
     move_to = _move_to(info.meta)
@@ -199,8 +202,16 @@ def _item(root: Path, info: PageInfo, state: str) -> QueueItem:
 
 
 def _read(root: Path, path: str) -> bytes | None:
+    """A page's bytes, None when it is gone or unreadable; ``MemtuiError`` when it is too large.
+
+    The size is checked before reading: a page over the parse limit is never loaded.
+    """
     try:
-        result = read_bytes(safe_write.resolve_in_field(Path(root), path, naming=False))
+        result = read_bytes(safe_write.resolve_in_field(Path(root), path, naming=False), max_bytes=MAX_PARSE_BYTES)
+    except FileTooLarge as exc:
+        raise MemtuiError(
+            f"{path} is {exc.size:,} bytes, too large to review", "memtui reads pages of at most 2 MB; look at it elsewhere"
+        ) from None
     except (OSError, MemtuiError):
         return None
     return result[0] if result else None

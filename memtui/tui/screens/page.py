@@ -17,8 +17,8 @@ from textual.widgets.option_list import Option
 
 from memtui.field.checks import SEVERITY_ORDER, check_page, check_page_local
 from memtui.field.history import CURRENT
-from memtui.field.page import ParsedPage, parse_bytes
-from memtui.store.files import read_bytes
+from memtui.field.page import MAX_PARSE_BYTES, ParsedPage, parse_bytes
+from memtui.store.files import FileTooLarge, read_bytes, read_head
 from memtui.textsafety import one_line
 from memtui.tui import safe
 from memtui.tui.events import FieldEvent
@@ -38,6 +38,7 @@ KNOWN_KEYS = {
 }
 SEVERITY_GLYPH = {"error": ("✖", "error"), "warning": ("▲", "warning"), "info": ("·", "secondary")}
 LINE_ANCHOR_RE = re.compile(r"#L(\d+)")
+RAW_PREVIEW_BYTES = 64 * 1024  # what an unparsed page shows of itself
 
 
 class PageBodyView(Static):
@@ -108,8 +109,11 @@ class PageScreen(Screen):
     # ------------------------------------------------------------------ loading
     def load(self) -> None:
         field = self.app.field
+        abspath = Path(field.root, *self.path.split("/"))
         try:
-            result = read_bytes(Path(field.root, *self.path.split("/")))
+            result = read_bytes(abspath, max_bytes=MAX_PARSE_BYTES)
+        except FileTooLarge:
+            result = read_head(abspath, RAW_PREVIEW_BYTES)  # shown raw: never the whole file
         except OSError as exc:
             result = None
             safe.notify(self.app, f"cannot read {self.path}: {exc}", severity="error")
@@ -151,7 +155,7 @@ class PageScreen(Screen):
         if self.raw:
             body.update(render_raw(self.data or b""))
         elif info is not None and not info.parsed:
-            body.update(Text.assemble(("not parsed: ", "bold"), one_line(info.problems[0][2] if info.problems else ""), "\n\n", render_raw(self.data or b"", limit=64 * 1024)))
+            body.update(Text.assemble(("not parsed: ", "bold"), one_line(info.problems[0][2] if info.problems else ""), "\n\n", render_raw(self.data or b"", limit=RAW_PREVIEW_BYTES)))
         else:
             rendered = render_body(self.parsed, colours, fact_page=bool(info and info.is_fact_page), selected_link=self.selected_link)
             self.links = rendered.links
