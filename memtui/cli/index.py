@@ -195,11 +195,14 @@ def _show_info(args: argparse.Namespace) -> int:
             info["state"] = f"will be rebuilt: {exc}"
     if location.is_dir():
         holder = IndexStore(location)
-        if holder.acquire_writer():
-            holder.release_writer()
-            info["writer"] = "none"
+        try:
+            free = holder.acquire_writer()
+        except OSError as exc:
+            info["writer"] = f"nobody can write this index folder ({exc.strerror or exc})"
         else:
-            info["writer"] = "another memtui is writing this index"
+            if free:
+                holder.release_writer()
+            info["writer"] = "none" if free else "another memtui is writing this index"
     info["current_recipe"] = RECIPE
     if args.json:
         print_json(info)

@@ -287,13 +287,14 @@ class PinnedIndex(FileIndex):
         self._schema = ensure_schema(schema) if schema else None
         self.indexname = "MAIN"
         self.generation = generation
-        TOC.read(self.storage, self.indexname, gen=generation, schema=self._schema)
+        # Read once: the writer deletes this file when it commits again.
+        self._toc = TOC.read(self.storage, self.indexname, gen=generation, schema=self._schema)
 
     def latest_generation(self) -> int:
         return self.generation
 
     def _read_toc(self):
-        return TOC.read(self.storage, self.indexname, gen=self.generation, schema=self._schema)
+        return self._toc
 
 
 class IndexStore:
@@ -343,14 +344,16 @@ class IndexStore:
 
     # ------------------------------------------------------------ the writer lock
     def acquire_writer(self) -> bool:
-        """Try (without waiting) to become the one process that writes this index."""
+        """Try (without waiting) to become the one process that writes this index.
+
+        False when another process holds the lock; ``OSError`` when the folder
+        or its lock file cannot be written at all (a read-only cache folder is
+        not "another memtui").
+        """
         if self._lock_fd is not None:
             return True
-        try:
-            self.root.mkdir(parents=True, exist_ok=True)
-            fd = os.open(self.root / LOCK_FILE, os.O_RDWR | os.O_CREAT | getattr(os, "O_CLOEXEC", 0), 0o644)
-        except OSError:
-            return False
+        self.root.mkdir(parents=True, exist_ok=True)
+        fd = os.open(self.root / LOCK_FILE, os.O_RDWR | os.O_CREAT | getattr(os, "O_CLOEXEC", 0), 0o644)
         try:
             if fcntl is not None:
                 fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)

@@ -230,8 +230,10 @@ class FieldWatcher:
         on_path: Callable[[str, bool], None],
         on_barrier: Callable[[str], None],
     ) -> None:
-        self.root = Path(root)
-        self._prefix = os.path.abspath(self.root) + os.sep
+        # The folder as the kernel names it: watchdog reports paths under the path it was given,
+        # so a relative one ("." when memtui runs inside the field) would match nothing.
+        self.root = Path(os.path.realpath(root))
+        self._prefix = os.path.join(os.fspath(self.root), "")
         self.on_path = on_path
         self.on_barrier = on_barrier
         self.listener = WatchListener()

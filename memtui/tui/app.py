@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 import datetime as _dt
 import importlib
+import os
 import threading
 import time
 from pathlib import Path
@@ -96,7 +97,8 @@ class MemtuiApp(App):
         use_index: bool = True,
         settings: Settings | None = None,
     ) -> None:
-        self.field_path = Path(field_path)
+        # Absolute: "." (memtui run inside the field) would keep naming a folder deleted and recreated.
+        self.field_path = Path(os.path.abspath(field_path))
         self.index_dir = index_dir
         self.watch_enabled = watch
         self.use_index = use_index
@@ -377,8 +379,12 @@ class MemtuiApp(App):
         """Bring ``app.field`` in line with what changed on disk and tell the screens."""
         if self.field is None:
             return
+        if batch.notice:
+            safe.notify(self, batch.notice, title="field folder", severity="warning", timeout=10)
         changed: list[str] = []
         removed: list[str] = []
+        if batch.rescanned and not self.field.root.is_dir():
+            batch = ChangeBatch()  # the folder is gone: keep showing what was there (the status bar says so)
         if batch.rescanned:
             result = self.field.rescan()
             changed = result["added"] + result["changed"]
