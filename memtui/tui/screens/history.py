@@ -21,7 +21,7 @@ def version_prompt(version: Version, colours: dict[str, str], *, held: bool, las
     current = version.status == CURRENT
     text = Text()
     rail = "└─" if last else "├─"
-    start = version.valid_from or "????-??-??"
+    start = one_line(version.valid_from or "????-??-??", 10)
     text.append(f"{start} {rail} ", style="dim")
     if current:
         text.append("● CURRENT    ", style=f"bold reverse {colours.get('success', '')}")
@@ -33,7 +33,7 @@ def version_prompt(version: Version, colours: dict[str, str], *, held: bool, las
     if held:
         text.append("  ◆ held on that day", style=f"bold {colours.get('accent', '')}")
     pad = " " * 11 + ("   " if last else "│  ")
-    text.append(f"\n{pad}valid {version.valid_from or '?'} → {version.valid_to or 'now'}", style="")
+    text.append(f"\n{pad}valid {one_line(version.valid_from or '?', 40)} → {one_line(version.valid_to or 'now', 40)}")
     where = version.path if version.line is None else f"{version.path}:{version.line}"
     text.append(f"   {one_line(where)}", style="dim")
     if version.sources:

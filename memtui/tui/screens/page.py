@@ -285,7 +285,7 @@ class PageScreen(Screen):
             return
         history = field.history
         version = history.page_version(self.path)
-        text.append("● current" if version.status == CURRENT else f"↷ {version.reason}", style="bold" if version.status == CURRENT else "dim")
+        text.append("● current" if version.status == CURRENT else f"↷ {one_line(version.reason)}", style="bold" if version.status == CURRENT else "dim")
         if version.supersedes:
             text.append(f"\nreplaces: {one_line(', '.join(version.supersedes))}")
         if version.superseded_by:
