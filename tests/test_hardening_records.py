@@ -168,3 +168,16 @@ def test_ledger_lines_written_before_signing_still_count(sample_field: Path) -> 
     ledger.append(sample_field, ledger.LedgerEntry("2026-12-01T09:00:00Z", "maya", ledger.PROPOSAL_REJECT, "new"))
     read = ledger.read(sample_field)
     assert [e.target for e in read.entries] == ["old-decision", "new"] and read.problems == []
+
+
+async def test_the_tui_says_a_forged_journal_needs_attention(sample_field: Path) -> None:
+    from tests.helpers_tui import SIZE, make_app, wait_ready
+
+    plant_journal(sample_field, committed_journal())
+    app = make_app(sample_field)
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_ready(app, pilot)
+        messages = [n.message for n in app._notifications]
+    assert any("needs attention" in m and "not written by memtui" in m for m in messages), messages
+    assert not any("rolled back" in m for m in messages)
+    assert ledger.read(sample_field).entries == []

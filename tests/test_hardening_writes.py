@@ -385,3 +385,23 @@ async def test_a_page_named_with_a_backslash_is_saved_and_recreated_under_its_ow
     assert b"- third [stated]" in (root / name).read_bytes()
     assert not (root / "notes" / "a").exists()
     assert sorted(p.name for p in (root / "notes").iterdir()) == ["a\\b.md"]
+
+
+def test_no_zip_member_or_exported_file_gets_a_name_with_a_control_character(sample_field: Path, tmp_path: Path,
+                                                                            capsys) -> None:
+    import zipfile
+
+    from memtui.errors import ArchiveError
+    from memtui.store import archive
+
+    archive_path = tmp_path / "hostile.memoryfield.zip"
+    with zipfile.ZipFile(archive_path, "w") as out:
+        out.writestr("notes/a.md\n- quarantine/x.md", "x [stated]\n")
+    with pytest.raises(ArchiveError, match="control character"):
+        archive.extract_for_reading(archive_path)
+    code, _, err = run_cli(["check", archive_path], capsys)
+    assert code != 0 and "control character" in err and "Traceback" not in err
+    write_page(sample_field, "notes/bad\nname.md", "x [stated]\n")
+    with pytest.raises(ArchiveError, match="control character"):
+        archive.export_field(sample_field, tmp_path / "out.memoryfield.zip")
+    assert not (tmp_path / "out.memoryfield.zip").exists()

@@ -91,6 +91,11 @@ def _parts(text: str, relpath: str) -> list[str]:
     return parts
 
 
+def has_control_characters(name: str) -> bool:
+    """Does a file name hold a C0/C1 control character (which memtui never gives a file)?"""
+    return _CONTROL_RE.search(name) is not None
+
+
 def check_relpath(relpath: str, *, pages_only: bool = True, allow_state: bool = False, naming: bool = True) -> str:
     """Validate a field-relative path syntactically and return it normalised.
 
@@ -99,7 +104,7 @@ def check_relpath(relpath: str, *, pages_only: bool = True, allow_state: bool = 
     """
     if not relpath or "\x00" in relpath:
         raise UnsafePathError("empty or invalid path", "name a page inside the field")
-    if naming and _CONTROL_RE.search(relpath):
+    if naming and has_control_characters(relpath):
         raise UnsafePathError(
             f"the path holds a control character: {visible(relpath, keep_newlines=False)}",
             "memtui writes no name with control characters in it; rename the file (or reject the page)",

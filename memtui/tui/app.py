@@ -258,8 +258,15 @@ class MemtuiApp(App):
         except MemtuiError as exc:
             safe.notify(self, exc.message, title="recovery", severity="error", timeout=20)
             return
-        if recovered:
-            safe.notify(self, f"rolled back an interrupted apply: {recovered}", title="recovery", severity="warning")
+        outcomes = {
+            "rolled-back": "an interrupted change was rolled back",
+            "completed": "an interrupted change was completed",
+        }
+        for recovery in recovered:
+            message = outcomes.get(recovery.outcome, "an interrupted change needs attention (it was not replayed)")
+            details = "".join(f"\n{problem}" for problem in recovery.problems)
+            safe.notify(self, f"{message}: {recovery.label}{details}", title="recovery", severity="warning", timeout=20)
+        if any(recovery.outcome != "needs-attention" for recovery in recovered):
             self.field.rescan()
 
     def request_analysis(self) -> None:
