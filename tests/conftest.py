@@ -20,6 +20,12 @@ def _isolated_user_dirs(tmp_path_factory, monkeypatch):
 
 
 @pytest.fixture
+def reviewer_maya(monkeypatch):
+    """Decisions are recorded as made by "maya" (modules use it with ``usefixtures``)."""
+    monkeypatch.setenv("MEMTUI_REVIEWER", "maya")
+
+
+@pytest.fixture
 def sample_field(tmp_path: Path) -> Path:
     """A private copy of the bundled sample field."""
     target = tmp_path / "sample-field"

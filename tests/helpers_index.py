@@ -8,16 +8,23 @@ from collections.abc import Callable
 from pathlib import Path
 
 from memtui.field.field import scan
+from memtui.field.page import MAX_PARSE_BYTES
 from memtui.index import ChangeBatch, IndexService
 from memtui.index.watcher import is_scratch_name
 
 
 def fresh_inputs(root: Path) -> dict[str, str]:
-    """path -> sha256 of every page a fresh scan of the folder finds (editor scratch files aside)."""
+    """path -> sha256 of every page a fresh scan of the folder finds (editor scratch files aside).
+
+    A page over the parse limit is never read, so it has no hash ("").
+    """
     entries, _ = scan(root)
     out = {}
     for entry in entries:
         if is_scratch_name(entry.path.rsplit("/", 1)[-1]):
+            continue
+        if entry.size > MAX_PARSE_BYTES:
+            out[entry.path] = ""
             continue
         try:
             out[entry.path] = hashlib.sha256((root / entry.path).read_bytes()).hexdigest()

@@ -29,6 +29,15 @@ async def wait_ready(app: MemtuiApp, pilot, *, index: bool = False) -> None:
     await pilot.pause()
 
 
+async def wait_for_screen(app: MemtuiApp, pilot, screen_type, *, timeout: float = 2.0) -> bool:
+    """Wait until ``screen_type`` is on top (a worker pushes it a moment after a key)."""
+    for _ in range(int(timeout / 0.02)):
+        if isinstance(app.screen, screen_type):
+            return True
+        await pilot.pause(0.02)
+    return isinstance(app.screen, screen_type)
+
+
 def rendered_text(widget, width: int = 200) -> str:
     """What a Static shows, as plain text (its Rich content rendered without styles)."""
     import io

@@ -165,6 +165,15 @@ CASES: dict[str, Case] = {
         {"notes/a.md": page("a: mem_1\nsupersedes_note: mem_1", TAGGED)},
         expected_line=3,
     ),
+    "yaml-too-deep": Case(
+        {"notes/a.md": page("nest: " + "[" * 40 + "]" * 40, TAGGED)},
+        {"notes/a.md": page("nest: " + "[" * 5 + "]" * 5, TAGGED)},
+    ),
+    "frontmatter-duplicate-key": Case(
+        {"notes/a.md": page("reviewed: false\ntitle: A\nreviewed: true", TAGGED)},
+        {"notes/a.md": page("reviewed: true\ntitle: A", TAGGED)},
+        expected_line=4,
+    ),
     "kind-unknown": Case(
         {"notes/a.md": page("kind: opinion", TAGGED)}, {"notes/a.md": page("kind: Preference", TAGGED)}, expected_line=2
     ),

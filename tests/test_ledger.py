@@ -26,7 +26,7 @@ def test_append_writes_one_json_object_per_line(tmp_path):
     assert len(lines) == 2
     for line in lines:
         data = json.loads(line)
-        assert set(data) == KEYS
+        assert set(data) == KEYS | {"prev", "mac"}  # the chain link and the signature
     assert [e.target for e in ledger.read(tmp_path).entries] == ["p1", "p2"]
 
 

@@ -28,9 +28,7 @@ from tests.helpers_review import (
 PAGE = b"---\ntitle: planted\n---\nplanted [stated]\n"
 
 
-@pytest.fixture(autouse=True)
-def _reviewer(monkeypatch):
-    monkeypatch.setenv("MEMTUI_REVIEWER", "maya")
+pytestmark = pytest.mark.usefixtures("reviewer_maya")
 
 
 @pytest.fixture

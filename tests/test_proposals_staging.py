@@ -23,9 +23,7 @@ EXPIRE = "2026-11-27-expire-01"
 NOW = dt.datetime(2026, 11, 29, 12, 0, tzinfo=dt.timezone.utc)
 
 
-@pytest.fixture(autouse=True)
-def _reviewer(monkeypatch):
-    monkeypatch.setenv("MEMTUI_REVIEWER", "maya")
+pytestmark = pytest.mark.usefixtures("reviewer_maya")
 
 
 def proposed(root, proposal_id, path):

@@ -25,9 +25,7 @@ QUARANTINED = [
 HOSTILE = "quarantine/vendor-pricing-update.md"
 
 
-@pytest.fixture(autouse=True)
-def _reviewer(monkeypatch):
-    monkeypatch.setenv("MEMTUI_REVIEWER", "maya")
+pytestmark = pytest.mark.usefixtures("reviewer_maya")
 
 
 def queue(root):

@@ -18,7 +18,14 @@ from memtui.tui.widgets.lists import SELECTED_MARK
 from memtui.tui.widgets.page_table import PageTable
 from memtui.tui.widgets.page_tree import PageTree
 from tests.helpers_contrast import MINIMUM, failures
-from tests.helpers_tui import SIZE, make_app, rendered_text, screen_text, wait_ready
+from tests.helpers_tui import (
+    SIZE,
+    make_app,
+    rendered_text,
+    screen_text,
+    wait_for_screen,
+    wait_ready,
+)
 
 NARROW = (80, 24)
 
@@ -261,11 +268,8 @@ async def test_palette_runs_screen_actions(sample_field: Path) -> None:
         hits = await _palette_hits(app, pilot, "approve")
         assert any("Quarantine queue: Approve" in hit for hit in hits)
         await pilot.press("enter")
-        for _ in range(50):
-            await pilot.pause(0.05)
-            if isinstance(app.screen, ChoiceDialog):
-                break
-        assert isinstance(app.screen, ChoiceDialog) and "Approve this page" in app.screen.dialog_title
+        assert await wait_for_screen(app, pilot, ChoiceDialog, timeout=2.5)
+        assert "Approve this page" in app.screen.dialog_title
 
 
 async def test_palette_has_no_duplicates_and_no_screenshot_that_cannot_work(sample_field: Path, monkeypatch) -> None:

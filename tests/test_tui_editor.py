@@ -10,7 +10,7 @@ import pytest
 from memtui.tui.screens.dialogs import ChoiceDialog
 from memtui.tui.screens.editor import EditorScreen, set_line_tag, supersede_line
 from tests.helpers import write_page
-from tests.helpers_tui import SIZE, make_app, wait_ready
+from tests.helpers_tui import SIZE, make_app, wait_for_screen, wait_ready
 
 PAGE = (
     "---\r\n"
@@ -163,11 +163,7 @@ async def _overlap(field: Path, pilot, app, target: Path):
     replace_line(editor, 11, OVERLAP_MINE)
     target.write_bytes(OVERLAP_THEIRS)
     await pilot.press("ctrl+s")
-    for _ in range(50):
-        await pilot.pause()
-        if isinstance(app.screen, MergeScreen):
-            break
-    assert isinstance(app.screen, MergeScreen)
+    assert await wait_for_screen(app, pilot, MergeScreen)
     return editor
 
 

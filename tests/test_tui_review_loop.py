@@ -23,9 +23,7 @@ DEDUPE = "2026-11-27-dedupe-01"
 EXPIRE = "2026-11-27-expire-01"
 
 
-@pytest.fixture(autouse=True)
-def _reviewer(monkeypatch):
-    monkeypatch.setenv("MEMTUI_REVIEWER", "maya")
+pytestmark = pytest.mark.usefixtures("reviewer_maya")
 
 
 def _ledger(root: Path) -> list[dict]:

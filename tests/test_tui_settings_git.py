@@ -11,7 +11,7 @@ from memtui.tui.screens.editor import EditorScreen
 from memtui.tui.settings import Settings
 from memtui.tui.themes import load_themes, tag_colours
 from tests.helpers import write_page
-from tests.helpers_tui import SIZE, make_app, wait_ready
+from tests.helpers_tui import SIZE, make_app, wait_for_screen, wait_ready
 
 
 def test_bundled_themes_load_with_tag_colours() -> None:
@@ -74,11 +74,7 @@ async def test_commit_after_save_in_a_git_field(tmp_path: Path) -> None:
         assert isinstance(editor, EditorScreen)
         editor._replace_lines(2, 2, ["- The sky is grey today [observed]"])
         await pilot.press("ctrl+s")
-        for _ in range(50):
-            await pilot.pause(0.02)
-            if isinstance(app.screen, TextDialog):
-                break
-        assert isinstance(app.screen, TextDialog)
+        assert await wait_for_screen(app, pilot, TextDialog)
         assert app.screen.query_one("Input").value == "memtui: edit notes/a.md"
         await pilot.press("enter")
         await pilot.pause()

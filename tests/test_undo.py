@@ -15,9 +15,7 @@ EXPIRE = "2026-11-27-expire-01"
 DEDUPE = "2026-11-27-dedupe-01"
 
 
-@pytest.fixture(autouse=True)
-def _reviewer(monkeypatch):
-    monkeypatch.setenv("MEMTUI_REVIEWER", "maya")
+pytestmark = pytest.mark.usefixtures("reviewer_maya")
 
 
 def test_undo_a_quarantine_approval_that_moved_the_page(sample_field):

@@ -190,18 +190,21 @@ def _show_info(args: argparse.Namespace) -> int:
                 pages=manifest.pages,
                 recipe=manifest.recipe,
                 files=len(manifest.files),
-                bytes=sum(size for size, _ in manifest.files.values()),
+                bytes=sum(entry[0] for entry in manifest.files.values()),
                 written=time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(manifest.written)),
             )
         except UntrustedIndex as exc:
             info["state"] = f"will be rebuilt: {exc}"
     if location.is_dir():
         holder = IndexStore(location)
-        if holder.acquire_writer():
-            holder.release_writer()
-            info["writer"] = "none"
+        try:
+            free = holder.acquire_writer()
+        except OSError as exc:
+            info["writer"] = f"nobody can write this index folder ({exc.strerror or exc})"
         else:
-            info["writer"] = "another memtui is writing this index"
+            if free:
+                holder.release_writer()
+            info["writer"] = "none" if free else "another memtui is writing this index"
     info["current_recipe"] = current
     if args.json:
         print_json(info)

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 from memtui.field import trust as trust_mod
 from memtui.field.claims import field_claims
+from memtui.field.frontmatter import MAX_YAML_DEPTH
 from memtui.field.page import KINDS, ORIGINS
 from memtui.field.rule_settings import SETTINGS_FILE, RuleSettings
 from memtui.field.rule_settings import load as load_rule_settings
@@ -51,6 +52,8 @@ _RULES = [
     Rule("frontmatter-not-mapping", ERROR, "frontmatter is not a mapping of keys to values"),
     Rule("frontmatter-too-large", ERROR, "frontmatter over 64 KB is not parsed"),
     Rule("yaml-alias", ERROR, "YAML aliases are refused (alias bombs)"),
+    Rule("yaml-too-deep", ERROR, f"frontmatter YAML nested more than {MAX_YAML_DEPTH} levels deep is not read"),
+    Rule("frontmatter-duplicate-key", ERROR, "a frontmatter key appears twice: readers disagree on which counts"),
     Rule("kind-unknown", WARNING, "kind is not episodic, semantic, procedural or preference"),
     Rule("origin-unknown", WARNING, "origin is not agent, user, job or external"),
     Rule("confidence-range", ERROR, "confidence must be a number from 0 to 1"),
@@ -78,7 +81,7 @@ _RULES = [
     Rule("utf8-invalid", ERROR, "bytes that are not valid UTF-8"),
     Rule("control-chars", ERROR, "terminal control characters (ESC, C0/C1) in page text"),
     Rule("bidi-override", ERROR, "bidirectional override characters can disguise text"),
-    Rule("zero-width", WARNING, "zero-width characters can hide text"),
+    Rule("zero-width", WARNING, "invisible characters (zero-width, format, fillers, variation selectors) can hide text"),
     Rule("binary-file", ERROR, "binary content in a .md file"),
     Rule("page-too-large", ERROR, "file too large to parse"),
     Rule("empty-page", WARNING, "empty file"),

@@ -4,7 +4,10 @@ Parsing uses PyYAML's ``CSafeLoader`` (libyaml) where available and the pure
 Python ``SafeLoader`` otherwise; never an unsafe loader. Aliases are refused
 (an alias bomb expands a few hundred bytes into gigabytes), tags such as
 ``!!python/object`` are refused by the safe constructor, and frontmatter over
-``MAX_FRONTMATTER_BYTES`` is not parsed at all.
+``MAX_FRONTMATTER_BYTES`` is not parsed at all. Values nested deeper than
+``MAX_YAML_DEPTH`` are refused (libyaml accepts 999 levels; everything that
+walks such a value afterwards would exhaust Python's stack). A key given twice
+in one mapping is reported: YAML readers disagree on which value counts.
 
 Edits work on the page text, line by line: the line(s) holding one top-level key
 are replaced and every other byte is kept, including comments, quoting style,
@@ -32,6 +35,7 @@ except AttributeError:  # pragma: no cover - depends on how PyYAML was built
     _BaseSafeLoader = yaml.SafeLoader
 
 MAX_FRONTMATTER_BYTES = 64 * 1024
+MAX_YAML_DEPTH = 32
 _SURROGATE_RE = re.compile("[\ud800-\udfff]")
 
 _FENCE_OPEN = re.compile(r"---[ \t]*\r?$")
@@ -56,6 +60,7 @@ class Frontmatter:
     error_line: int | None = None
     error_rule: str | None = None
     key_lines: dict[str, int] = field(default_factory=dict)
+    duplicate_keys: list[tuple[str, int]] = field(default_factory=list)  # (key, 1-based file line)
 
 
 def newline_of(text: str) -> str:
@@ -114,7 +119,41 @@ def locate(text: str) -> Frontmatter:
 
 
 class _NoAliasLoader(_BaseSafeLoader):  # type: ignore[misc, valid-type]
-    """Safe loader; aliases are rejected before construction (see ``_refuse_aliases``)."""
+    """Safe loader; aliases are rejected before construction (see ``_refuse_aliases``).
+
+    Records every key that appears twice in one mapping (``duplicate_keys``:
+    key text and 0-based line in the parsed text); the data keeps the last value.
+    """
+
+    duplicate_keys: list[tuple[str, int]]
+
+    def construct_mapping(self, node, deep=False):  # noqa: ANN001 - PyYAML's signature
+        if isinstance(node, yaml.MappingNode):
+            seen: set[tuple[str, str]] = set()
+            for key_node, _ in node.value:
+                if isinstance(key_node, yaml.ScalarNode):
+                    key = (key_node.tag, key_node.value)
+                    if key in seen:
+                        self.duplicate_keys.append((key_node.value, key_node.start_mark.line))
+                    seen.add(key)
+        return super().construct_mapping(node, deep=deep)
+
+
+def _too_deep(data: Any, limit: int) -> bool:
+    """Is ``data`` nested more than ``limit`` lists/mappings deep? (Iterative: no recursion.)"""
+    stack = [(data, 1)]
+    while stack:
+        value, depth = stack.pop()
+        if isinstance(value, dict):
+            children = list(value.values()) + [k for k in value if isinstance(k, (dict, list, tuple))]
+        elif isinstance(value, (list, tuple)):
+            children = list(value)
+        else:
+            continue
+        if depth > limit:
+            return True
+        stack.extend((child, depth + 1) for child in children if isinstance(child, (dict, list, tuple)))
+    return False
 
 
 def _refuse_aliases(raw: str, first_line: int) -> None:
@@ -151,13 +190,20 @@ def normalise(value: Any) -> Any:
 
 
 def parse_yaml_mapping(
-    raw: str, first_line: int = 1, *, what: str = "frontmatter", max_bytes: int | None = None
+    raw: str,
+    first_line: int = 1,
+    *,
+    what: str = "frontmatter",
+    max_bytes: int | None = None,
+    duplicates: list[tuple[str, int]] | None = None,
 ) -> dict[str, Any]:
     """Parse YAML text into a JSON-safe dict, or raise ``FrontmatterError``.
 
     The one way memtui reads YAML it did not write (frontmatter, proposal
-    manifests, golden files): a safe loader, aliases refused, a size cap.
-    ``what`` names the text in error messages.
+    manifests, golden files): a safe loader, aliases refused, a size cap, a
+    nesting cap. ``what`` names the text in error messages. A key given twice in
+    one mapping is added to ``duplicates`` as (key, 1-based line) when a list
+    is passed (frontmatter: a finding); without one it is an error.
     """
     if max_bytes is None:
         max_bytes = MAX_FRONTMATTER_BYTES
@@ -177,6 +223,7 @@ def parse_yaml_mapping(
     try:
         _refuse_aliases(raw, first_line)
         loader = _NoAliasLoader(raw)
+        loader.duplicate_keys = []
         try:
             data = loader.get_single_data()
         finally:
@@ -196,6 +243,20 @@ def parse_yaml_mapping(
         raise FrontmatterError(
             f"{what} YAML has a value that cannot be read: {exc}", "fix the value", line=first_line
         ) from None
+    if _too_deep(data, MAX_YAML_DEPTH):
+        raise FrontmatterError(
+            f"{what} YAML is nested more than {MAX_YAML_DEPTH} levels deep",
+            "flatten it: deeper values are not read",
+            line=first_line,
+        )
+    found = [(key, line + first_line) for key, line in loader.duplicate_keys]
+    if found and duplicates is None:
+        key, line = found[0]
+        raise FrontmatterError(
+            f"{what}: the key {key!r} appears more than once", "keep one: readers disagree on which counts", line=line
+        )
+    if duplicates is not None:
+        duplicates.extend(found)
     if data is None:
         return {}
     if not isinstance(data, dict):
@@ -264,16 +325,18 @@ def parse(text: str) -> Frontmatter:
     fm.key_lines = top_level_key_lines(fm.raw, fm.first_line)
     try:
         try:
-            fm.data = parse_yaml_mapping(fm.raw, fm.first_line)
+            fm.data = parse_yaml_mapping(fm.raw, fm.first_line, duplicates=fm.duplicate_keys)
         except FrontmatterError as exc:
             quoted = _quote_star_values(fm.raw) if "alias" in exc.message else None
             if quoted is None or quoted == fm.raw:
                 raise
-            fm.data = parse_yaml_mapping(quoted, fm.first_line)
+            fm.data = parse_yaml_mapping(quoted, fm.first_line, duplicates=fm.duplicate_keys)
     except FrontmatterError as exc:
         fm.error = exc.message
         fm.error_line = exc.line
-        if "alias" in exc.message:
+        if "nested more than" in exc.message:
+            fm.error_rule = "yaml-too-deep"
+        elif "alias" in exc.message:
             fm.error_rule = "yaml-alias"
         elif "limit" in exc.message:
             fm.error_rule = "frontmatter-too-large"

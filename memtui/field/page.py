@@ -20,7 +20,7 @@ from typing import Any
 
 from memtui.field import body as body_mod
 from memtui.field import frontmatter as fm_mod
-from memtui.store.files import read_bytes, sha256_bytes
+from memtui.store.files import FileTooLarge, read_bytes, read_head, sha256_bytes
 from memtui.textsafety import find_hazards
 
 MAX_PARSE_BYTES = 2 * 1024 * 1024  # bigger files are listed and hashed, not parsed
@@ -335,6 +335,9 @@ def parse_bytes(path: str, data: bytes, *, keep_lines: bool = True) -> ParsedPag
     fm = fm_mod.parse(text)
     if fm.error:
         problems.append(Problem(fm.error_rule or "yaml-invalid", fm.error_line, fm.error))
+    for key, line in fm.duplicate_keys:
+        problems.append(Problem("frontmatter-duplicate-key", line, f"the key {key!r} appears more than once "
+                                "(readers disagree on which value counts; memtui uses the last)"))
     body_text = text[fm.body_offset :]
     parsed_body = body_mod.parse_body(body_text, fm.body_line, keep_lines=keep_lines)
     return ParsedPage(
@@ -430,6 +433,34 @@ def unparsed_info(path: str, data: bytes, size: int, mtime_ns: int, rule: str, m
 
 
 
+def too_large_info(path: str, abspath: str | os.PathLike[str], size: int, mtime_ns: int) -> PageInfo:
+    """A page over ``MAX_PARSE_BYTES``: never read whole (so it has no content hash).
+
+    Only its first bytes are looked at, to tell a binary file from a huge page.
+    """
+    try:
+        head = read_head(abspath, BINARY_SNIFF_BYTES)
+    except OSError:
+        head = None
+    if head is not None and is_binary(head[0]):
+        rule, message = "binary-file", "binary file (NUL bytes) with a .md name"
+    else:
+        rule, message = "page-too-large", _too_large_message(size)
+    return PageInfo(
+        path=path,
+        size=size,
+        mtime_ns=mtime_ns,
+        sha256="",
+        problems=[(rule, None, message)],
+        parsed=False,
+        tag_counts=dict.fromkeys(body_mod.SOURCE_TAGS, 0),
+    )
+
+
+def _too_large_message(size: int) -> str:
+    return f"{size:,} bytes: too large to parse (limit {MAX_PARSE_BYTES // (1024 * 1024)} MB); shown raw only"
+
+
 def info_from_bytes(path: str, data: bytes, size: int, mtime_ns: int) -> PageInfo:
     if is_binary(data):
         return unparsed_info(path, data, size, mtime_ns, "binary-file", "binary file (NUL bytes) with a .md name")
@@ -440,7 +471,7 @@ def info_from_bytes(path: str, data: bytes, size: int, mtime_ns: int) -> PageInf
             size,
             mtime_ns,
             "page-too-large",
-            f"{size:,} bytes: too large to parse (limit {MAX_PARSE_BYTES // (1024 * 1024)} MB); shown raw only",
+            _too_large_message(size),
         )
     return summarise(parse_bytes(path, data, keep_lines=False), size, mtime_ns)
 
@@ -458,7 +489,9 @@ def read_page_bytes(root: str | os.PathLike[str], path: str) -> tuple[PageInfo, 
     """``read_page``, and the bytes it read (None when the file could not be read)."""
     abspath = os.path.join(os.fspath(root), *path.split("/"))
     try:
-        result = read_bytes(abspath)
+        result = read_bytes(abspath, max_bytes=MAX_PARSE_BYTES)  # the size is checked before reading
+    except FileTooLarge as exc:
+        return too_large_info(path, abspath, exc.size, exc.stat.st_mtime_ns), None
     except OSError as exc:
         reason = exc.strerror or str(exc)
         if exc.errno == errno.ELOOP:

@@ -10,6 +10,11 @@ modification time are the same; the index also compares the content hash.
 Read one line at a time (not one 10 MB ``json.loads``, which would hold the
 GIL for its whole run and freeze a user interface on another thread). The cache
 is disposable: anything wrong with it means "no cache".
+
+Anyone who can write the user's cache folder could otherwise forge an entry (a
+quarantined page summarised as reviewed, with the real file's size and mtime),
+so the header carries an HMAC of every line after it, made with the user's key
+(``store.signing``); a cache that does not verify is not used at all.
 """
 
 from __future__ import annotations
@@ -21,6 +26,7 @@ from typing import Any
 
 from memtui import __version__
 from memtui.field.page import PageInfo
+from memtui.store import signing
 from memtui.store.safe_write import write_internal_file
 
 CACHE_SCHEMA = 7
@@ -41,8 +47,8 @@ def read_entries(
     """
     pages: dict[str, dict[str, Any]] = {}
     try:
-        with open(cache_path(cache_dir), encoding="utf-8") as handle:
-            header = json.loads(handle.readline() or "null")
+        with open(cache_path(cache_dir), "rb") as handle:
+            header = json.loads(handle.readline() or b"null")
             if (
                 not isinstance(header, dict)
                 or header.get("schema") != CACHE_SCHEMA
@@ -50,11 +56,14 @@ def read_entries(
                 or header.get("reader") != signature
             ):
                 return {}
-            for line in handle:
-                entry = json.loads(line)
-                if isinstance(entry, dict) and isinstance(entry.get("path"), str):
-                    if wanted is None or entry["path"] in wanted:
-                        pages[entry["path"]] = entry
+            body = handle.read()
+        if not signing.verify(body, header.get("hmac")):
+            return {}  # not written by memtui for this user: forged, or from another account
+        for line in body.decode("utf-8").splitlines():
+            entry = json.loads(line)
+            if isinstance(entry, dict) and isinstance(entry.get("path"), str):
+                if wanted is None or entry["path"] in wanted:
+                    pages[entry["path"]] = entry
     except (OSError, ValueError):
         return {}
     return pages
@@ -81,9 +90,11 @@ def info_if_unchanged(entry: Any, path: str, size: int, mtime_ns: int) -> PageIn
 
 def write(cache_dir: Path, infos: Iterable[PageInfo], *, signature: str = "memtui") -> None:
     """Write the cache (best effort: it is disposable)."""
-    lines = [json.dumps({"schema": CACHE_SCHEMA, "version": __version__, "reader": signature})]
-    lines.extend(json.dumps(info.to_json(), separators=(",", ":")) for info in infos)
+    body = "".join(json.dumps(info.to_json(), separators=(",", ":")) + "\n" for info in infos).encode()
+    header = json.dumps(
+        {"schema": CACHE_SCHEMA, "version": __version__, "reader": signature, "hmac": signing.sign(body)}
+    )
     try:
-        write_internal_file(cache_path(cache_dir), ("\n".join(lines) + "\n").encode())
+        write_internal_file(cache_path(cache_dir), header.encode() + b"\n" + body)
     except OSError:
         pass

@@ -38,16 +38,18 @@ class SearchResults(list):
 
 @dataclass(slots=True)
 class ChangeBatch:
-    """What one committed batch changed. ``rescanned`` = the whole folder was compared again."""
+    """What one committed batch changed. ``rescanned`` = the whole folder was compared again;
+    ``notice``: something the user should be told (the field folder went away, came back)."""
 
     added: list[str] = field(default_factory=list)
     changed: list[str] = field(default_factory=list)
     removed: list[str] = field(default_factory=list)
     moved: list[tuple[str, str]] = field(default_factory=list)
     rescanned: bool = False
+    notice: str = ""
 
     def __bool__(self) -> bool:
-        return bool(self.added or self.changed or self.removed or self.moved or self.rescanned)
+        return bool(self.added or self.changed or self.removed or self.moved or self.rescanned or self.notice)
 
     def paths(self) -> list[str]:
         return self.added + self.changed + self.removed + [p for move in self.moved for p in move]
@@ -59,7 +61,8 @@ class SyncState:
 
     mode: "watching" (inotify), "polling", "rescanning", "down" (not kept current;
     ``message`` says why), "stopped" (not watching), "read-only" (another memtui
-    writes this index, or the field is a zip).
+    writes this index, or the field is a zip), "gone" (the field folder was moved
+    away or deleted).
     """
 
     mode: str

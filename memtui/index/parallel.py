@@ -6,11 +6,19 @@ supersede graph spans both shares) and sends the statuses back; each helper
 then writes its share as one Whoosh segment into the new generation folder,
 and this process commits a table of contents naming both segments.
 
-The helpers are plain ``python -m memtui.index.buildworker`` subprocesses
-talking over pipes (not ``multiprocessing``: forking a process that runs
-threads, such as the TUI, is unsafe, and its "spawn" mode would re-run a
-``python -m memtui`` entry point). Anything going wrong returns ``None`` and
-the caller builds in one process instead.
+The helpers are plain Python subprocesses running
+``memtui.index.buildworker`` and talking over pipes (not ``multiprocessing``:
+forking a process that runs threads, such as the TUI, is unsafe, and its
+"spawn" mode would re-run a ``python -m memtui`` entry point). Anything going
+wrong returns ``None`` and the caller builds in one process instead.
+
+A helper imports nothing from the folder it was started in: memtui is usually
+run inside the field (``cd FIELD && memtui``), and ``python -m`` puts the
+working folder first on ``sys.path``, so a ``pickle.py`` among the pages would
+run. Helpers are started isolated (``-I``: no working folder, no
+``PYTHON*`` variables, no user site-packages) from the root folder, with an
+explicit ``sys.path``: where memtui and its libraries live, never the working
+folder or the field.
 """
 
 from __future__ import annotations
@@ -45,18 +53,54 @@ def should_run_parallel(pages: int) -> bool:
     return pages >= PARALLEL_MIN_PAGES and worker_count() > 1 and not os.environ.get("MEMTUI_SERIAL_BUILD")
 
 
+# Run by ``python -I -c``: set sys.path from argv, then run the helper's main().
+_BOOT = (
+    "import sys; sys.path[:0] = sys.argv[2:]; import runpy; "
+    "runpy.run_module(sys.argv[1], run_name='__main__', alter_sys=True)"
+)
+
+
+def _absolute(path: Path) -> str:
+    """Helpers run in another working folder: every path they are sent is absolute."""
+    return os.path.abspath(path)
+
+
+def _inside(path: str, folder: str) -> bool:
+    return path == folder or path.startswith(folder.rstrip(os.sep) + os.sep)
+
+
+def helper_sys_path(root: Path | None = None) -> list[str]:
+    """The import path a helper gets: this process's, minus the working folder and the field.
+
+    Relative entries ("" stands for the working folder under ``python -m`` and
+    ``-c``), the working folder itself and anything inside the field ``root``
+    are dropped; what remains is where memtui and its libraries were imported
+    from (memtui's own folder always stays).
+    """
+    cwd = os.path.realpath(os.getcwd()) if os.path.isdir(os.curdir) else None
+    field = os.path.realpath(root) if root is not None else None
+    package_home = os.path.dirname(os.path.dirname(os.path.realpath(__file__)))  # holds memtui/
+    out: list[str] = [package_home]
+    for entry in sys.path:
+        if not entry or not os.path.isabs(entry):
+            continue
+        real = os.path.realpath(entry)
+        if real == cwd or (field and _inside(real, field)) or entry in out:
+            continue
+        out.append(entry)
+    return out
+
+
 class _Worker:
     MODULE = "memtui.index.buildworker"
 
-    def __init__(self, index: int) -> None:
-        env = dict(os.environ)
-        env["PYTHONPATH"] = os.pathsep.join(p for p in sys.path if p)
+    def __init__(self, index: int, root: Path | None = None) -> None:
         self.proc = subprocess.Popen(
-            [sys.executable, "-m", self.MODULE],
+            [sys.executable, "-I", "-c", _BOOT, self.MODULE, *helper_sys_path(root)],
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=subprocess.DEVNULL,
-            env=env,
+            cwd=os.path.abspath(os.sep),  # a folder nobody plants modules in; -I keeps it off sys.path anyway
         )
         self.index = index
         self.messages: queue.Queue = queue.Queue()
@@ -145,21 +189,16 @@ def build_parallel(
     total = len(entries)
     try:
         for number in range(count):
-            workers.append(_Worker(number))
-            workers[-1].send((
-                "read",
-                str(root),
-                shares[number],
-                str(page_cache_dir) if page_cache_dir else None,
-                reader_spec(reader),
-            ))
+            workers.append(_Worker(number, root))
+            cache = _absolute(page_cache_dir) if page_cache_dir else None
+            workers[-1].send(("read", _absolute(root), shares[number], cache, reader_spec(reader)))
         parts = _await(workers, "records", [0] * count, total, "reading", progress)
         records = {record.path: record for part in parts for record in part}
         statuses = compute_statuses(root, records, reader)
         for record in records.values():
             record.status, record.successors = statuses[record.path]
         for worker, part in zip(workers, parts):
-            worker.send(("index", str(gen_dir), {r.path: statuses[r.path] for r in part}))
+            worker.send(("index", _absolute(gen_dir), {r.path: statuses[r.path] for r in part}))
         segments = _await(workers, "segment", [0] * count, total, "indexing", progress)
         if progress is not None:
             progress(total, total, "committing")
@@ -190,7 +229,7 @@ def optimize_in_helper(gen_dir: Path) -> bool:
     """Merge every segment of ``gen_dir`` into one in a helper process (its memory, not ours)."""
     worker = _Worker(0)
     try:
-        worker.send(("optimize", str(gen_dir)))
+        worker.send(("optimize", _absolute(gen_dir)))
         _await([worker], "optimized", [0], 1, "merging", None)
         return True
     except (BuildFailed, OSError, EOFError, ValueError) as exc:

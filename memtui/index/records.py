@@ -31,7 +31,7 @@ from memtui.field import body as body_mod
 from memtui.field import trust as trust_mod
 from memtui.field.field import PLAIN_READER, Field, PageReader, side_matches
 from memtui.field.history import CURRENT, History
-from memtui.field.page import PageInfo, decode
+from memtui.field.page import MAX_PARSE_BYTES, PageInfo, decode, too_large_info
 from memtui.index.analysis import (
     DETECT_CHARS,
     SUMMARY_REPEAT,
@@ -42,7 +42,7 @@ from memtui.index.analysis import (
     inline_tags,
     tag_terms,
 )
-from memtui.store.files import read_bytes, sha256_bytes
+from memtui.store.files import FileTooLarge, read_bytes, read_head, sha256_bytes
 
 # Frontmatter keys kept in a record: what History, resolve() and trust_state() read.
 HISTORY_KEYS = (
@@ -282,15 +282,16 @@ def _light_meta(meta: dict[str, Any]) -> dict[str, Any]:
     return {key: meta[key] for key in HISTORY_KEYS if key in meta}
 
 
-def read_bytes_safely(abspath: str) -> tuple[bytes, os.stat_result] | None:
-    """The bytes of a regular file; ``None`` if it is gone, unreadable or not a regular file.
+def read_bytes_safely(abspath: str, *, head: int | None = None) -> tuple[bytes, os.stat_result] | None:
+    """The bytes of a regular file (only its first ``head`` bytes, if given); ``None`` if it is
+    gone, unreadable, not a regular file, or over the parse limit (which is never read).
 
     Symlinks are not followed and a FIFO never blocks (see ``memtui.store.files.read_bytes``).
     """
     try:
-        return read_bytes(abspath)
+        return read_head(abspath, head) if head is not None else read_bytes(abspath, max_bytes=MAX_PARSE_BYTES)
     except OSError:
-        # ELOOP (a symlink), EACCES, ENXIO (a socket), not a regular file ...
+        # ELOOP (a symlink), EACCES, ENXIO (a socket), not a regular file, too large ...
         return None
 
 
@@ -352,8 +353,17 @@ def doc_from_bytes(
 def read_page_doc(
     root: Path, path: str, known: PageInfo | None = None, *, reader: PageReader = PLAIN_READER
 ) -> PageDoc | None:
-    """Read and parse one page for the index; ``None`` when it is gone or not a regular file."""
-    result = read_bytes_safely(os.path.join(os.fspath(root), *path.split("/")))
+    """Read and parse one page for the index; ``None`` when it is gone or not a regular file.
+
+    A page over the parse limit is not read at all: it is indexed by name, unparsed.
+    """
+    abspath = os.path.join(os.fspath(root), *path.split("/"))
+    try:
+        result = read_bytes(abspath, max_bytes=MAX_PARSE_BYTES)
+    except FileTooLarge as exc:
+        return PageDoc(record_of(too_large_info(path, abspath, exc.size, exc.stat.st_mtime_ns)), "", "", [])
+    except OSError:
+        return None  # ELOOP (a symlink), EACCES, ENXIO (a socket), not a regular file ...
     if result is None:
         return None
     data, st = result

@@ -920,7 +920,7 @@ def page_body(root: Path, path: str) -> str | None:
         if body is not None:
             _BODIES.move_to_end(key)
             return body
-    result = read_bytes_safely(abspath)
+    result = read_bytes_safely(abspath, head=SNIPPET_READ_BYTES)  # never a whole huge page
     if result is None:
         return None
     text, _ = decode(result[0][:SNIPPET_READ_BYTES])

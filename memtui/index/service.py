@@ -14,8 +14,17 @@ Lifecycle::
 
 Roles. One process writes an index (it holds ``writer.lock``); a second memtui
 on the same field opens the index read-only, searches it, follows the writer's
-commits, and says so in ``state``. Nobody ever waits on Whoosh's own lock for
-long: writers are created with a short timeout and only by the writer thread.
+commits (a search opens the commit the newest manifest vouches for, and keeps
+the previous one if that cannot be opened yet), still watches the folder so its
+own view stays current, and takes over as the writer as soon as the first one
+exits. A cache folder memtui cannot write is said to be just that. Nobody ever
+waits on Whoosh's own lock for long: writers are created with a short timeout
+and only by the writer thread.
+
+The field folder is watched by its absolute path (``memtui`` run inside it
+passes "."). If the folder is moved away or deleted while memtui runs, the
+service says so (mode ``gone``) and stops indexing; when a folder is there again
+(moved back, or recreated), it is watched again and compared with the index.
 
 A full build of 1,000 pages or more runs in two helper processes
 (``parallel.py``) and leaves two segments; the rest of the time the writer
@@ -36,6 +45,7 @@ from __future__ import annotations
 import contextlib
 import os
 import shutil
+import stat
 import threading
 import time
 from collections.abc import Callable
@@ -68,8 +78,10 @@ from memtui.index.recall import (
 from memtui.index.scoring import WEIGHTING
 from memtui.index.search import index_languages, parse_query, run_search
 from memtui.index.store import (
+    MANIFEST_FILE,
     IndexStore,
     Manifest,
+    PinnedIndex,
     UntrustedIndex,
     check_files,
     default_index_dir,
@@ -77,7 +89,7 @@ from memtui.index.store import (
     write_manifest,
 )
 from memtui.index.watcher import FLUSH_PREFIX, Debouncer, FieldWatcher
-from memtui.store import locations
+from memtui.store import locations, state
 
 Progress = Callable[[int, int, str], None]
 OnChange = Callable[[ChangeBatch], None]
@@ -89,6 +101,7 @@ MAX_SEGMENTS = 8  # ... or as soon as nothing is due once there are more than th
 IDLE_BEFORE_FULL_MERGE = 5.0  # merge several large segments (a two-process build) into one
 MAX_BATCH = 500
 READER_OPEN_TRIES = 30
+READER_MESSAGE = "another memtui is updating this index: searching read-only and following its updates"
 
 
 class IndexService:
@@ -104,7 +117,7 @@ class IndexService:
         golden: Path | None = None,
         reader: PageReader | None = None,
     ) -> None:
-        self.root = Path(field_root)
+        self.root = Path(os.path.abspath(field_root))  # "." would follow a folder replaced under it
         # How pages are read: the field's dialects (detected on open() when not given), as the field reads them.
         self.reader: PageReader | None = reader
         self.readonly_field = readonly_field
@@ -122,6 +135,7 @@ class IndexService:
         self._searcher_stale = False
         self._search_lock = threading.RLock()
         self._reader_stamp: tuple | None = None
+        self._reader_manifest_stamp: tuple | None = None
         self._reader_gen: Path | None = None
         self._writer = False
         self._frozen = False  # serving an old index that cannot be updated (golden gate)
@@ -148,6 +162,8 @@ class IndexService:
         self._barriers: set[str] = set()
         self._barrier_count = 0
         self._errors = 0
+        self._root_identity: tuple[int, int] | None = None  # (st_dev, st_ino) of the field folder
+        self._root_gone = False
 
     # ================================================================== public
     @property
@@ -178,7 +194,13 @@ class IndexService:
             raise IndexUnavailableError(f"no such folder: {self.root}", "give the path of a memory folder")
         if self.reader is None:
             self.reader = reader_for(self.root)[0]
-        if self._store.acquire_writer():
+        self._root_identity = _identity(self.root)
+        try:
+            writer = self._store.acquire_writer()
+        except OSError as exc:
+            self._open_unwritable(report, exc)
+            writer = None
+        if writer:
             self._writer = True
             try:
                 self._open_writer(report, progress, rebuild=False)
@@ -188,15 +210,35 @@ class IndexService:
                     "check free space and permissions, or pass --index-dir",
                 ) from None
             self._mode = "down" if self._frozen else ("read-only" if self.read_only else "stopped")
-        else:
+        elif writer is not None:
             self._open_reader(report)
             self._mode = "read-only"
-            self._message = "another memtui is updating this index: searching read-only"
+            self._message = READER_MESSAGE
         report.read_only = self.read_only
         report.seconds = time.perf_counter() - started
         self._opened = True
         self._last_sync = time.time()
         return report
+
+    def _open_unwritable(self, report: OpenReport, exc: OSError) -> None:
+        """The index folder cannot be written (read-only file system, permissions): say so.
+
+        An index already there is searched as it is; without one there is nothing to search.
+        """
+        reason = f"cannot write the index folder {self.location} ({exc.strerror or exc})"
+        try:
+            self._open_reader_once()
+        except UntrustedIndex as problem:
+            raise IndexUnavailableError(
+                f"{reason}, and there is no index there to search ({problem})",
+                "check the folder's permissions, or pass --index-dir",
+            ) from None
+        self._frozen = True
+        self._mode = "down"
+        self._message = f"{reason}: searching the index there as it is; it is not kept current"
+        report.generation = self._reader_gen.name if self._reader_gen else None
+        report.pages = self._pages
+        report.notes.append(self._message)
 
     def rebuild(self, progress: Progress | None = None, *, force: bool = False) -> OpenReport:
         """Build a fresh index now (the old one serves until it is done). ``force``: skip the golden gate."""
@@ -240,6 +282,8 @@ class IndexService:
                 raise
             except Exception as exc:  # noqa: BLE001 - Whoosh failing to read = a damaged index
                 self._searcher = None
+                if not self._writer or self._frozen:
+                    raise IndexUnavailableError("the search index could not be read", "try again in a moment") from None
                 self._request("rebuild", f"the index could not be read ({type(exc).__name__})")
                 raise IndexUnavailableError(
                     "the search index is damaged and is being rebuilt", "try again in a moment"
@@ -251,8 +295,8 @@ class IndexService:
             raise IndexUnavailableError("open() the index before watching", "call open() first")
         if on_change is not None and on_change not in self._subscribers:
             self._subscribers.append(on_change)
-        if self.read_only or self._thread is not None:
-            return
+        if self.readonly_field or self._thread is not None or (self._frozen and not self._writer):
+            return  # a zip, already watching, or an index folder nobody can write
         self._watcher = FieldWatcher(self.root, self._on_path, self._on_barrier, self.reader.scope)
         self._start_watcher(polling=False)
         self._thread = threading.Thread(target=self._run, name="memtui-index-writer", daemon=True)
@@ -267,11 +311,10 @@ class IndexService:
         if self._watcher is not None and self._watcher.observer is not None:
             self._barrier_count += 1
             barrier = f"{FLUSH_PREFIX}{os.getpid()}-{id(self)}-{self._barrier_count}"
-            path = locations.state_dir(self.root) / barrier
             try:
-                path.parent.mkdir(parents=True, exist_ok=True)
-                path.write_bytes(b"")
-            except OSError:
+                with state.StateDir(self.root) as folder:  # never through a symlinked .memtui/
+                    folder.write(barrier, b"", durable=False)
+            except (OSError, MemtuiError):
                 barrier = None
         try:
             with self._idle:
@@ -287,8 +330,8 @@ class IndexService:
         finally:
             if barrier is not None:
                 self._barriers.discard(barrier)
-                with contextlib.suppress(OSError):
-                    (locations.state_dir(self.root) / barrier).unlink()
+                with contextlib.suppress(OSError, MemtuiError):
+                    state.unlink(self.root, barrier)
 
     def request_rescan(self) -> None:
         """Compare the whole folder with the index soon (e.g. after memtui itself moved many pages)."""
@@ -511,21 +554,29 @@ class IndexService:
         )
 
     def _open_reader_once(self) -> None:
+        """Open the generation ``CURRENT`` names, at the commit its manifest vouches for.
+
+        Files of a commit the writer is making meanwhile are not listed in the
+        manifest yet; they are ignored (never opened), so a search while the
+        app commits does not fail.
+        """
         stamp = self._store.pointer_stamp()
         gen_dir = self._store.current()
         if gen_dir is None:
             raise UntrustedIndex("no index yet")
+        manifest_stamp = _file_stamp(gen_dir / MANIFEST_FILE)
         manifest = read_manifest(gen_dir)
-        check_files(gen_dir, manifest)
+        check_files(gen_dir, manifest, extra_ok=True)
+        if manifest.toc is None:
+            raise UntrustedIndex("the index manifest names no table of contents")
         try:
-            ix = whoosh_index.open_dir(
-                str(gen_dir), schema=build_schema() if manifest.recipe.get("schema") == RECIPE["schema"] else None
-            )
-        except Exception as exc:  # noqa: BLE001
+            ix = PinnedIndex(gen_dir, manifest.toc, schema=build_schema() if manifest.recipe.get("schema") == RECIPE["schema"] else None)
+        except Exception as exc:  # noqa: BLE001 - the writer removed that commit's files just now: try again
             raise UntrustedIndex(f"the index does not open: {exc}") from None
         self._attach(ix)
         self._reader_gen = gen_dir
         self._reader_stamp = stamp
+        self._reader_manifest_stamp = manifest_stamp
         self._manifest = manifest
         self._pages = manifest.pages
 
@@ -547,21 +598,30 @@ class IndexService:
                 self._searcher_stale = False
                 self._searcher = self._searcher.refresh()
             return self._searcher
-        # Read-only: follow the writer's commits and swaps once their manifest vouches for them.
-        if not self._frozen:
-            with contextlib.suppress(UntrustedIndex):
-                if self._store.pointer_stamp() != self._reader_stamp:
-                    self._searcher = None
-                    self._open_reader_once()
-                elif self._searcher is not None and not self._searcher.up_to_date():
-                    manifest = read_manifest(self._reader_gen)
-                    check_files(self._reader_gen, manifest)
-                    self._manifest = manifest
-                    self._pages = manifest.pages
-                    self._searcher = self._searcher.refresh()
+        # Read-only: follow the writer's commits and swaps once their manifest vouches for them;
+        # until a new one opens, keep searching the one already open.
+        if not self._frozen and self._reader_gen is not None and (
+            self._store.pointer_stamp() != self._reader_stamp
+            or _file_stamp(self._reader_gen / MANIFEST_FILE) != self._reader_manifest_stamp
+        ):
+            with contextlib.suppress(UntrustedIndex):  # state changes only once the new one opened
+                self._open_reader_once()
         if self._searcher is None:
-            self._searcher = self._ix.searcher(weighting=WEIGHTING)
+            self._searcher = self._open_searcher()
         return self._searcher
+
+    def _open_searcher(self):
+        """A searcher; a reader whose commit the writer has just merged away moves to the newest one."""
+        for _ in range(READER_OPEN_TRIES):
+            try:
+                return self._ix.searcher(weighting=WEIGHTING)
+            except OSError:
+                if self._writer or self._frozen:
+                    raise
+            time.sleep(0.05)
+            with contextlib.suppress(UntrustedIndex):
+                self._open_reader_once()
+        return self._ix.searcher(weighting=WEIGHTING)
 
     # ================================================================== the writer thread
     def _request(self, what: str, reason: str) -> None:
@@ -587,8 +647,8 @@ class IndexService:
             self._mode = "down"
             self._message = f"cannot watch the folder ({exc.strerror or exc}): changes are not picked up"
             return
-        self._mode = "watching" if mode == "inotify" else "polling"
-        self._message = watcher.message
+        self._mode = ("watching" if mode == "inotify" else "polling") if self._writer else "read-only"
+        self._message = watcher.message or ("" if self._writer else READER_MESSAGE)
 
     def _run(self) -> None:
         while not self._stopping:
@@ -625,9 +685,12 @@ class IndexService:
             self._rebuild_live(self._rebuild_reason or "rebuild requested")
         due = self._debouncer.take_due(now)
         rescan = "rescan" in self._requests
-        if due or rescan:
+        if (due or rescan) and not self._root_gone:
             self._requests.discard("rescan")
-            self._sync(due, rescan=rescan)
+            if self._writer:
+                self._sync(due, rescan=rescan)
+            else:
+                self._follow(due, rescan=rescan)
             self._last_activity = time.monotonic()
         if now - self._last_supervise >= SUPERVISE_EVERY:
             self._last_supervise = now
@@ -663,6 +726,17 @@ class IndexService:
                 self._commit(gen.plan_paths(self.root, files[start : start + MAX_BATCH]))
         self._last_sync = time.time()
 
+    def _follow(self, due: list[tuple[str, bool]], *, rescan: bool) -> None:
+        """Not the writer: pass what changed on disk to the subscribers (the app re-reads those pages).
+
+        The other memtui commits them to the index; searches here follow its commits.
+        """
+        files = [rel for rel, is_dir in due if not is_dir]
+        rescanned = rescan or any(is_dir for _, is_dir in due)
+        if files or rescanned:
+            self._notify(ChangeBatch(changed=files, rescanned=rescanned))
+        self._last_sync = time.time()
+
     def _commit(self, plan: Plan) -> None:
         gen = self._gen
         if gen is None or not plan:
@@ -678,7 +752,9 @@ class IndexService:
             return
         self._searcher_stale = True
         self._pages = len(gen.records)
-        self._manifest = write_manifest(gen.dir, self.recipe, status_day=gen.status_day, pages=len(gen.records))
+        self._manifest = write_manifest(
+            gen.dir, self.recipe, status_day=gen.status_day, pages=len(gen.records), previous=self._manifest
+        )
 
     def _notify(self, batch: ChangeBatch) -> None:
         for callback in list(self._subscribers):
@@ -701,20 +777,16 @@ class IndexService:
         self._notify(batch)
 
     def _supervise(self) -> None:
-        # 1. the writer lock is still ours (the index folder may have been deleted)
-        if not self._store.holds_writer():
-            self._store.release_writer()
-            if not self._store.acquire_writer():
-                self._writer = False
-                self._mode = "read-only"
-                self._message = "another memtui took over this index: searching read-only"
-                if self._watcher is not None:
-                    self._watcher.stop()
-                self._stopping = True
-                return
+        # 0. the field folder is still the one we watch (moved away, deleted, recreated?)
+        if not self._supervise_root():
+            return
+        # 1. the writer lock is still ours (the index folder may have been deleted); a reader
+        #    takes over as soon as the writer has gone
+        if not self._supervise_role():
+            return
         # 2. the index files are the ones we wrote
         gen, manifest = self._gen, self._manifest
-        if gen is not None and manifest is not None and not self._frozen:
+        if self._writer and gen is not None and manifest is not None and not self._frozen:
             try:
                 check_files(gen.dir, manifest)
                 if self._store.current() != gen.dir:
@@ -749,5 +821,94 @@ class IndexService:
             self._requests.add("rescan")
             self._wake.set()
         # 4. a day passed: valid_to dates may have expired pages
-        if gen is not None and gen.status_day != today() and not self._requests:
+        if self._writer and gen is not None and gen.status_day != today() and not self._requests:
             self._commit(gen.plan_statuses_only(self.root))
+
+    def _supervise_root(self) -> bool:
+        """Notice the field folder going away or being replaced; False while it is gone."""
+        identity = _identity(self.root)
+        if identity is None:
+            if not self._root_gone:
+                self._root_gone = True
+                if self._watcher is not None:
+                    self._watcher.stop()
+                self._debouncer.take_due(float("inf"))  # events about a folder that is gone
+                self._mode = "gone"
+                self._message = (
+                    f"the field folder {self.root} was moved away or deleted: nothing is watched or indexed "
+                    "until a folder is there again"
+                )
+                self._notify(ChangeBatch(notice=self._message))
+            return False
+        if identity == self._root_identity and not self._root_gone:
+            return True
+        # Back again (moved back), or a new folder at the same path: watch it and compare.
+        replaced = identity != self._root_identity
+        self._root_identity = identity
+        self._root_gone = False
+        if self._watcher is not None:
+            self._watcher = FieldWatcher(self.root, self._on_path, self._on_barrier)
+            self._start_watcher(polling=False)
+        self._message = f"the field folder {self.root} was {'replaced' if replaced else 'back'}: rescanned it"
+        self._requests.add("rescan")
+        self._notify(ChangeBatch(rescanned=True, notice=self._message))
+        self._wake.set()
+        return False
+
+    def _supervise_role(self) -> bool:
+        """Keep the writer lock, or take it over when the writer has gone; False when the role changed."""
+        if self._writer:
+            if self._store.holds_writer():
+                return True
+            self._store.release_writer()
+            with contextlib.suppress(OSError):
+                if self._store.acquire_writer():
+                    return True
+            self._become_reader("another memtui took over this index")
+            return False
+        if self._frozen or self.readonly_field:
+            return True
+        try:
+            acquired = self._store.acquire_writer()
+        except OSError:
+            return True
+        if acquired:
+            self._become_writer()
+            return False
+        return True
+
+    def _become_reader(self, why: str) -> None:
+        self._writer = False
+        self._gen = None
+        self._mode = "read-only"
+        self._message = f"{why}: searching read-only and following its updates"
+        with contextlib.suppress(UntrustedIndex):
+            self._open_reader_once()
+
+    def _become_writer(self) -> None:
+        """The writer exited: keep the index current from here (check it against the folder first)."""
+        self._writer = True
+        report = OpenReport(location=str(self.location))
+        self._open_writer(report, None, rebuild=False)
+        self._reader_gen = None
+        self._mode = "watching" if self._watcher is not None and self._watcher.mode == "inotify" else "polling"
+        self._message = "the other memtui closed: this one now keeps the index current"
+        self._notify(ChangeBatch(rescanned=True))
+
+
+def _identity(path: Path) -> tuple[int, int] | None:
+    """Which folder is at ``path`` now (device and inode), or None when there is none."""
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None
+    return (st.st_dev, st.st_ino) if stat.S_ISDIR(st.st_mode) else None
+
+
+def _file_stamp(path: Path) -> tuple[int, int] | None:
+    """Changes whenever the file is replaced (a new manifest: the writer committed)."""
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None
+    return (st.st_ino, st.st_mtime_ns)

@@ -6,7 +6,7 @@ Layout of an index folder (default ``FIELD/.memtui/cache/index``)::
     writer.lock             held (flock) by the one process that may write
     gen-20261129T101500-3fa2/
         _MAIN_7.toc, MAIN_*.seg     Whoosh's files
-        memtui-manifest.json        recipe + every Whoosh file's size and mtime, signed
+        memtui-manifest.json        recipe + every Whoosh file's content hash and stamp, signed
 
 A rebuild writes a new generation folder next to the one in use and only then
 points ``CURRENT`` at it, so the old index serves searches until the new one is
@@ -14,35 +14,56 @@ complete; a crash mid-build leaves a stray folder that the next writer removes.
 
 Whoosh stores its table of contents and posting blocks with ``pickle``, so
 loading an index someone else wrote could run their code. The manifest is
-therefore signed with a per-user key (``~/.config/memtui/index-signing.key``)
-and lists exactly the files the index may contain; an index whose manifest is
-missing, unsigned, signed by another key, or does not match the files on disk
-is never opened, only rebuilt. That also catches truncated files and an index
-left behind by a writer that crashed between writing segments and the manifest.
+therefore signed with a per-user key (``store.signing``) and lists exactly the
+files the index may contain, each with the SHA-256 of its content; an index
+whose manifest is missing, unsigned, signed by another key, or does not match
+the files on disk is never opened, only rebuilt. That also catches truncated
+files and an index left behind by a writer that crashed between writing
+segments and the manifest.
+
+Hashing every file on every open would cost a warm open its speed, so each
+entry also records the file's stamp when it was hashed: size, mtime, *ctime*
+and inode. A write to a file, or setting its mtime back, moves its ctime to
+"now", and no unprivileged process can set a ctime: a file whose stamp still
+matches is the file that was hashed. A file whose stamp differs (a forged
+segment of the same size with its mtime restored, or a copy restored from a
+backup) is hashed before anything opens it, and refused unless the hash
+matches. Whoosh's files are never rewritten in place, so a writer hashes only
+the files each commit adds.
+
+A reader (a second memtui) opens the table of contents the manifest names
+(``PinnedIndex``), not the newest one in the folder, and tolerates files the
+manifest does not list: they belong to a commit in progress and are never read.
 """
 
 from __future__ import annotations
 
 import contextlib
 import hashlib
-import hmac
 import json
 import os
+import re
 import secrets
 import shutil
+import stat
 import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from memtui.store import locations
+from whoosh.fields import ensure_schema
+from whoosh.filedb.filestore import FileStorage
+from whoosh.index import TOC, FileIndex
+
+from memtui.store import locations, signing
 from memtui.store.safe_write import write_internal_file
 
 POINTER_FILE = "CURRENT"
 LOCK_FILE = "writer.lock"
 MANIFEST_FILE = "memtui-manifest.json"
 GENERATION_PREFIX = "gen-"
-KEY_FILE = "index-signing.key"
-MANIFEST_FORMAT = 1
+MANIFEST_FORMAT = 2
+HASH_CHUNK = 1 << 20
+_TOC_RE = re.compile(r"_MAIN_(\d+)\.toc")
 
 try:  # POSIX
     import fcntl
@@ -58,73 +79,89 @@ class UntrustedIndex(Exception):
     """An index generation that must not be opened; the message says why."""
 
 
-_process_key: bytes | None = None
-
-
-def signing_key() -> tuple[bytes, bool]:
-    """The user's signing key and whether it persists between runs.
-
-    Created on first use (mode 0600). If it cannot be written, a key for this
-    process only is used: indexes are then rebuilt on every start.
-    """
-    global _process_key
-    path = locations.user_config_dir() / KEY_FILE
-    with contextlib.suppress(OSError):
-        data = path.read_bytes()
-        if len(data) >= 32:
-            return data, True
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        key = secrets.token_bytes(32)
-        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-        with os.fdopen(fd, "wb") as handle:
-            handle.write(key)
-        return key, True
-    except FileExistsError:
-        with contextlib.suppress(OSError):
-            data = path.read_bytes()
-            if len(data) >= 32:
-                return data, True
-    except OSError:
-        pass
-    if _process_key is None:
-        _process_key = secrets.token_bytes(32)
-    return _process_key, False
-
-
-def _sign(payload: dict) -> str:
-    key, _ = signing_key()
-    body = json.dumps(payload, sort_keys=True, separators=(",", ":")).encode()
-    return hmac.new(key, body, hashlib.sha256).hexdigest()
-
-
 def _is_scratch(name: str) -> bool:
     """Files that come and go around a write (Whoosh's lock, our temp files), never part of an index."""
     return name.endswith("LOCK") or name.startswith(".memtui-")
 
 
-def index_files(gen_dir: Path) -> dict[str, list[int]]:
-    """Every committed file in a generation folder with its [size, mtime_ns]."""
-    files: dict[str, list[int]] = {}
+# Files whose content was hashed in this process, by their full stamp (a copied index is hashed once).
+_hashed: dict[tuple, str] = {}
+
+
+def _stamp(st: os.stat_result) -> list[int]:
+    """What changes whenever a file's content (or its mtime) is changed: size, mtime, ctime, inode."""
+    return [st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino]
+
+
+def _hash_file(path: Path) -> tuple[str, os.stat_result]:
+    """SHA-256 of a regular file's content (never through a symlink), and its stamp while hashed."""
+    fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0))
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            raise OSError(f"not a regular file: {path.name}")
+        key = (st.st_dev, *_stamp(st))
+        if key in _hashed:
+            return _hashed[key], st
+        digest = hashlib.sha256()
+        while chunk := os.read(fd, HASH_CHUNK):
+            digest.update(chunk)
+        _hashed[key] = digest.hexdigest()
+        return _hashed[key], st
+    finally:
+        os.close(fd)
+
+
+def _listing(gen_dir: Path) -> dict[str, os.stat_result]:
+    """Every committed file in a generation folder (not the manifest, not scratch files) with its lstat."""
+    files: dict[str, os.stat_result] = {}
     with os.scandir(gen_dir) as entries:
         for entry in entries:
             if entry.name == MANIFEST_FILE or _is_scratch(entry.name):
                 continue
-            if not entry.is_file(follow_symlinks=False):
-                continue
             st = entry.stat(follow_symlinks=False)
-            files[entry.name] = [st.st_size, st.st_mtime_ns]
+            if stat.S_ISREG(st.st_mode):
+                files[entry.name] = st
+            elif stat.S_ISLNK(st.st_mode):
+                raise UntrustedIndex(f"a symlink in the index folder: {entry.name}")
     return files
+
+
+def index_files(gen_dir: Path, previous: Manifest | None = None) -> dict[str, list]:
+    """Every committed file with ``[size, mtime_ns, ctime_ns, inode, sha256]``.
+
+    Files ``previous`` (the manifest of the last commit) already vouches for,
+    with an unchanged stamp, are not hashed again.
+    """
+    files: dict[str, list] = {}
+    for name, st in _listing(gen_dir).items():
+        known = previous.files.get(name) if previous is not None else None
+        if known is not None and known[:4] == _stamp(st):
+            files[name] = known
+            continue
+        digest, hashed = _hash_file(gen_dir / name)
+        files[name] = [*_stamp(hashed), digest]
+    return files
+
+
+def toc_generation(files: dict[str, list]) -> int | None:
+    """The Whoosh table-of-contents generation a set of files holds (the newest, if several)."""
+    found = [int(match.group(1)) for name in files if (match := _TOC_RE.fullmatch(name))]
+    return max(found) if found else None
 
 
 @dataclass(slots=True)
 class Manifest:
     recipe: dict
     generation: str
-    files: dict[str, list[int]]
+    files: dict[str, list]
     status_day: str
     pages: int
     written: float
+
+    @property
+    def toc(self) -> int | None:
+        return toc_generation(self.files)
 
     def payload(self) -> dict:
         return {
@@ -138,10 +175,13 @@ class Manifest:
         }
 
 
-def write_manifest(gen_dir: Path, recipe: dict, *, status_day: str, pages: int) -> Manifest:
-    manifest = Manifest(recipe, gen_dir.name, index_files(gen_dir), status_day, pages, time.time())
+def write_manifest(
+    gen_dir: Path, recipe: dict, *, status_day: str, pages: int, previous: Manifest | None = None
+) -> Manifest:
+    """Hash what is new since ``previous`` and sign the list of files."""
+    manifest = Manifest(recipe, gen_dir.name, index_files(gen_dir, previous), status_day, pages, time.time())
     payload = manifest.payload()
-    data = json.dumps({"payload": payload, "hmac": _sign(payload)}, indent=1).encode()
+    data = json.dumps({"payload": payload, "hmac": signing.sign_json(payload)}, indent=1).encode()
     replace_file(gen_dir / MANIFEST_FILE, data)
     return manifest
 
@@ -180,13 +220,15 @@ def read_manifest(gen_dir: Path) -> Manifest:
             raise TypeError
     except (ValueError, KeyError, TypeError):
         raise UntrustedIndex("the index manifest is damaged") from None
-    if not hmac.compare_digest(signature, _sign(payload)):
+    if not signing.verify_json(payload, signature):
         raise UntrustedIndex("the index manifest is not signed by this user's key (a foreign or altered index)")
+    if payload.get("format") != MANIFEST_FORMAT:
+        raise UntrustedIndex("the index was written by another version of memtui")
     try:
         manifest = Manifest(
             recipe=dict(payload["recipe"]),
             generation=str(payload["generation"]),
-            files={str(k): [int(v[0]), int(v[1])] for k, v in payload["files"].items()},
+            files={str(k): [*(int(n) for n in v[:4]), str(v[4])] for k, v in payload["files"].items()},
             status_day=str(payload["status_day"]),
             pages=int(payload["pages"]),
             written=float(payload["written"]),
@@ -198,24 +240,61 @@ def read_manifest(gen_dir: Path) -> Manifest:
     return manifest
 
 
-def check_files(gen_dir: Path, manifest: Manifest) -> None:
-    """Raise ``UntrustedIndex`` unless the folder holds exactly the manifest's files, unchanged."""
+def check_files(gen_dir: Path, manifest: Manifest, *, extra_ok: bool = False) -> None:
+    """Raise ``UntrustedIndex`` unless every file the manifest lists is there with its content.
+
+    A file whose stamp moved is hashed (before anything opens it) and must
+    still have the manifest's hash. ``extra_ok``: files the manifest does not
+    list are allowed (a reader, while the writer commits); otherwise the folder
+    must hold exactly the manifest's files.
+    """
     try:
-        present = index_files(gen_dir)
+        present = _listing(gen_dir)
     except FileNotFoundError:
         raise UntrustedIndex("the index folder was deleted") from None
     except OSError as exc:
         raise UntrustedIndex(f"cannot list the index folder: {exc.strerror or exc}") from None
-    if present == manifest.files:
-        return
     missing = sorted(set(manifest.files) - set(present))
-    extra = sorted(set(present) - set(manifest.files))
     if missing:
         raise UntrustedIndex(f"index file missing: {missing[0]}")
-    if extra:
+    extra = sorted(set(present) - set(manifest.files))
+    if extra and not extra_ok:
         raise UntrustedIndex(f"unexpected file in the index folder: {extra[0]}")
-    changed = sorted(name for name in present if present[name] != manifest.files[name])
-    raise UntrustedIndex(f"index file changed or truncated: {changed[0]}")
+    for name, entry in sorted(manifest.files.items()):
+        st = present[name]
+        if _stamp(st) == entry[:4]:
+            continue  # the very file that was hashed: nothing can have changed it without moving its ctime
+        if st.st_size != entry[0]:
+            raise UntrustedIndex(f"index file changed or truncated: {name}")
+        try:
+            digest, _ = _hash_file(gen_dir / name)
+        except OSError:
+            raise UntrustedIndex(f"index file cannot be read: {name}") from None
+        if digest != entry[4]:
+            raise UntrustedIndex(f"index file changed (its content is not what was indexed): {name}")
+
+
+class PinnedIndex(FileIndex):
+    """A Whoosh index opened at one table-of-contents generation: the one a manifest vouches for.
+
+    Whoosh would otherwise read the newest ``_MAIN_<n>.toc`` in the folder,
+    which may be a commit the writer has not vouched for yet (and so unchecked).
+    """
+
+    def __init__(self, gen_dir: Path, generation: int, schema=None) -> None:  # noqa: ANN001 - Whoosh's Schema
+        # Not FileIndex.__init__: it would read the newest table of contents to see that it opens.
+        self.storage = FileStorage(str(gen_dir), readonly=True)
+        self._schema = ensure_schema(schema) if schema else None
+        self.indexname = "MAIN"
+        self.generation = generation
+        # Read once: the writer deletes this file when it commits again.
+        self._toc = TOC.read(self.storage, self.indexname, gen=generation, schema=self._schema)
+
+    def latest_generation(self) -> int:
+        return self.generation
+
+    def _read_toc(self):
+        return self._toc
 
 
 class IndexStore:
@@ -265,14 +344,16 @@ class IndexStore:
 
     # ------------------------------------------------------------ the writer lock
     def acquire_writer(self) -> bool:
-        """Try (without waiting) to become the one process that writes this index."""
+        """Try (without waiting) to become the one process that writes this index.
+
+        False when another process holds the lock; ``OSError`` when the folder
+        or its lock file cannot be written at all (a read-only cache folder is
+        not "another memtui").
+        """
         if self._lock_fd is not None:
             return True
-        try:
-            self.root.mkdir(parents=True, exist_ok=True)
-            fd = os.open(self.root / LOCK_FILE, os.O_RDWR | os.O_CREAT | getattr(os, "O_CLOEXEC", 0), 0o644)
-        except OSError:
-            return False
+        self.root.mkdir(parents=True, exist_ok=True)
+        fd = os.open(self.root / LOCK_FILE, os.O_RDWR | os.O_CREAT | getattr(os, "O_CLOEXEC", 0), 0o644)
         try:
             if fcntl is not None:
                 fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)

@@ -240,9 +240,11 @@ class FieldWatcher:
         on_barrier: Callable[[str], None],
         scope: Scope = PLAIN_SCOPE,
     ) -> None:
-        self.root = Path(root)
+        # The folder as the kernel names it: watchdog reports paths under the path it was given,
+        # so a relative one ("." when memtui runs inside the field) would match nothing.
+        self.root = Path(os.path.realpath(root))
+        self._prefix = os.path.join(os.fspath(self.root), "")
         self.scope = scope
-        self._prefix = os.path.abspath(self.root) + os.sep
         self.on_path = on_path
         self.on_barrier = on_barrier
         self.listener = WatchListener()

@@ -1,16 +1,18 @@
 """Change several pages as one step: all of them or none, even across a crash.
 
 ``apply_atomically(root, writes, ...)`` is how a proposal is approved or
-reverted:
+reverted, and how a quarantined page is approved:
 
 1. every page is checked first (path confined to the field, bytes on disk still
-   the ``before`` hash); nothing is written if one fails;
+   the ``before`` hash, a destination free); nothing is written if one fails;
 2. the bytes each page has now are kept in ``.memtui/blobs/`` and a *journal*
    ``.memtui/journal/<txn>.json`` (path, before hash, after hash of each page,
-   plus the ledger line to write) is written atomically;
+   plus the ledger line to write), signed with the user's key
+   (``store.signing``), is written atomically;
 3. the pages are written one by one through ``safe_write`` (hash-guarded);
    a page the change retires is moved to ``.memtui/archive/<bucket>/<path>``,
-   never deleted;
+   never deleted; a page that moves (``PageWrite.move_to``: quarantine approval)
+   is renamed to its new place, then written there;
 4. in a git field the touched pages are committed (one commit whose message
    carries a ``Memtui-Txn: <txn>`` trailer);
 5. the journal is marked ``committed``, the ledger line is appended, the journal
@@ -19,18 +21,27 @@ reverted:
 If the process dies between 2 and 5, a journal is left behind.
 ``recover_interrupted(root)`` (the CLI calls it before every review command,
 the TUI at start) finds it and either rolls back (phase ``applying`` and no
-commit was made: every page returns to its before-bytes, pages the change
-created move to ``.memtui/archive/rolled-back/``) or rolls forward (the journal
-says ``committed`` or HEAD carries the txn trailer: the ledger line is written).
-Either way the field ends in the old state or the new one, never in between.
+commit was made: every page returns to its before-bytes and its place, pages the
+change created move to ``.memtui/archive/rolled-back/``) or rolls forward (the
+journal says ``committed`` or HEAD carries the txn trailer: the ledger line is
+written). Either way the field ends in the old state or the new one, never in
+between.
+
+A journal is acted on only when it verifies: signed by this user's key, and
+well formed (paths memtui may write, sha256 hashes, a ledger line that is a
+decision about exactly those pages). Anything else in ``.memtui/journal/`` (a
+forged approval, a damaged file) is reported as needing attention and left
+where it is; it is never replayed into the ledger and never rolls pages back.
 
 A lock file (``.memtui/journal/.lock``, ``flock``) keeps two memtui processes
 from applying at once and keeps recovery away from a change still in progress.
+Every file here is reached without following links (``store.state``).
 
 For tests only: ``MEMTUI_TEST_CRASH=after-page-N`` in the environment makes the
-process exit abruptly (``os._exit``) after writing N pages, and
-``MEMTUI_TEST_CRASH=after-commit`` right after the git commit, before the
-journal is marked committed.
+process exit abruptly (``os._exit``) after writing N pages,
+``after-move-N`` after moving the N-th page before writing it, and
+``after-commit`` right after the git commit, before the journal is marked
+committed.
 """
 
 from __future__ import annotations
@@ -38,23 +49,29 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import re
 import secrets
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 from typing import Any
 
-from memtui.errors import MemtuiError, StaleWriteError
+from memtui.errors import MemtuiError, StaleWriteError, UnsafePathError
 from memtui.review import ledger
-from memtui.store import gitrepo, locations, safe_write
+from memtui.store import gitrepo, locations, safe_write, signing, state
 from memtui.store.files import sha256_bytes
+from memtui.textsafety import one_line
 
 JOURNAL_DIR = "journal"
 ARCHIVE_DIR = "archive"
+LOCK_FILE = ".lock"
 CRASH_ENV = "MEMTUI_TEST_CRASH"
 CRASH_EXIT_CODE = 86
 JOURNAL_VERSION = 1
 TXN_TRAILER = "Memtui-Txn"
+PHASES = ("applying", "committed")
+_TXN_RE = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{6}Z-[0-9a-f]{8}")
+_COMMIT_RE = re.compile(r"[0-9a-f]{40}|[0-9a-f]{64}")
 
 try:  # POSIX advisory locks; elsewhere the lock is a no-op.
     import fcntl
@@ -72,13 +89,15 @@ class PageWrite:
 
     ``before`` is the sha256 the page must have on disk now (None: it must not
     exist); ``data`` the new bytes, or None to retire the page into
-    ``.memtui/archive/<archive_bucket>/``.
+    ``.memtui/archive/<archive_bucket>/``. With ``move_to`` the page first moves
+    there (which must be free) and ``data`` is written at its new place.
     """
 
     path: str
     before: str | None
     data: bytes | None
     archive_bucket: str = "retired"
+    move_to: str | None = None
 
     @property
     def after(self) -> str | None:
@@ -88,7 +107,7 @@ class PageWrite:
 @dataclass(slots=True)
 class ApplyResult:
     txn: str
-    pages: list[dict[str, Any]]  # ledger form: path, before, after (+ moved_to for retired pages)
+    pages: list[dict[str, Any]]  # ledger form: path, before, after (+ moved_to for retired and moved pages)
     commit: str | None
     entry: ledger.LedgerEntry
 
@@ -113,27 +132,45 @@ def journal_dir(root: Path) -> Path:
     return locations.state_dir(Path(root)) / JOURNAL_DIR
 
 
+def _archive_name(relpath: str) -> str:
+    """``relpath`` as a name memtui may create: control characters become visible placeholders."""
+    return "/".join(one_line(part) for part in relpath.split("/"))
+
+
 def archive_relpath(root: Path, bucket: str, relpath: str) -> str:
-    """A free path ``.memtui/archive/<bucket>/<relpath>``; ``name.2.md``, ``name.3.md`` ... if taken."""
-    base = PurePosixPath(locations.STATE_DIR_NAME, ARCHIVE_DIR, bucket, relpath)
+    """A free path ``.memtui/archive/<bucket>/<relpath>``; ``name.2.md``, ``name.3.md`` ... if taken.
+
+    A page whose name holds control characters is archived under a name
+    showing them as placeholders (the ledger keeps the original path).
+    """
+    base = PurePosixPath(locations.STATE_DIR_NAME, ARCHIVE_DIR, bucket, _archive_name(relpath))
     candidate = base
     number = 1
-    while os.path.lexists(Path(root).joinpath(*candidate.parts)):
+    while safe_write.state_file_hash(root, candidate.as_posix()) is not None or _state_entry_exists(root, candidate):
         number += 1
         candidate = base.with_name(f"{base.stem}.{number}{base.suffix}")
     return candidate.as_posix()
 
 
+def _state_entry_exists(root: Path, relpath: PurePosixPath) -> bool:
+    parts = relpath.parts[1:]
+    try:
+        with state.opened(root, *parts[:-1], create=False) as folder:
+            return folder is not None and folder.exists(parts[-1])
+    except (UnsafePathError, NotADirectoryError):
+        return True  # something that is not a plain folder is in the way: do not use this name
+
+
 @contextlib.contextmanager
 def field_lock(root: Path, *, wait: bool = False) -> Iterator[None]:
     """Hold the field's apply lock; raise ``BusyError`` if another process has it."""
-    folder = journal_dir(root)
     try:
-        folder.mkdir(parents=True, exist_ok=True)
-        fd = os.open(folder / ".lock", os.O_RDWR | os.O_CREAT | getattr(os, "O_CLOEXEC", 0), 0o644)
+        with state.StateDir(root, JOURNAL_DIR) as folder:
+            fd = folder.open(LOCK_FILE, os.O_RDWR | os.O_CREAT, 0o644)
     except OSError as exc:
         raise MemtuiError(
-            f"cannot use {folder}: {exc.strerror or exc}", "memtui needs to write in the field's .memtui/ folder"
+            f"cannot use {journal_dir(root)}: {exc.strerror or exc}",
+            "memtui needs to write in the field's .memtui/ folder",
         ) from None
     try:
         if fcntl is not None:
@@ -148,8 +185,11 @@ def field_lock(root: Path, *, wait: bool = False) -> Iterator[None]:
         os.close(fd)  # closing releases the lock
 
 
-def _write_journal(path: Path, data: dict[str, Any]) -> None:
-    safe_write.write_internal_file(path, json.dumps(data, indent=1, sort_keys=True).encode("utf-8"))
+def _write_journal(root: Path, name: str, data: dict[str, Any]) -> None:
+    """Write a journal signed with the user's key (``mac`` over every other key)."""
+    body = {key: value for key, value in data.items() if key != "mac"}
+    signed = dict(body, mac=signing.sign_json(body))
+    state.write(root, JOURNAL_DIR, name, data=json.dumps(signed, indent=1, sort_keys=True).encode("utf-8"))
 
 
 def _maybe_crash(point: str) -> None:
@@ -158,18 +198,50 @@ def _maybe_crash(point: str) -> None:
         os._exit(CRASH_EXIT_CODE)
 
 
-def _disk_hash(root: Path, relpath: str, *, allow_state: bool = False) -> str | None:
-    return safe_write.current_hash(safe_write.resolve_in_field(root, relpath, allow_state=allow_state))
+def _disk_hash(root: Path, relpath: str) -> str | None:
+    if relpath.split("/")[0] == locations.STATE_DIR_NAME:
+        return safe_write.state_file_hash(root, relpath)
+    return safe_write.current_hash(safe_write.resolve_in_field(root, relpath, naming=False))
 
 
 def _read_disk(root: Path, relpath: str) -> bytes | None:
     try:
-        return safe_write.resolve_in_field(root, relpath).read_bytes()
+        return safe_write.resolve_in_field(root, relpath, naming=False).read_bytes()
     except FileNotFoundError:
         return None
 
 
 # --------------------------------------------------------------------------- apply
+
+
+def _check(root: Path, writes: list[PageWrite]) -> dict[str, str]:
+    """Step 1: every page as expected and every destination free; the archive path of retired pages."""
+    archived: dict[str, str] = {}
+    targets = {w.path for w in writes}
+    for write in writes:
+        now = _disk_hash(root, write.path)
+        if now != write.before:
+            raise StaleWriteError(
+                f"{write.path} changed on disk since the change was prepared" if now else f"{write.path} no longer exists",
+                "look at it again before applying",
+                current_hash=now,
+            )
+        if write.move_to is not None:
+            if write.before is None or write.data is None or write.move_to in targets:
+                raise MemtuiError(f"cannot move {write.path} to {write.move_to} in this change", "this is a bug")
+            destination = safe_write.resolve_in_field(root, write.move_to)
+            if os.path.lexists(destination):
+                raise UnsafePathError(f"{write.move_to} already exists", "choose another destination")
+            targets.add(write.move_to)
+        if write.data is None:
+            if write.before is None:
+                raise MemtuiError(f"cannot retire {write.path}: it does not exist", "drop it from the change")
+            target = archive_relpath(root, write.archive_bucket, write.path)
+            safe_write.resolve_in_field(root, target, allow_state=True)
+            archived[write.path] = target
+        else:
+            safe_write.check_relpath(write.move_to or write.path)  # a name memtui may create or rewrite
+    return archived
 
 
 def apply_atomically(
@@ -195,24 +267,9 @@ def apply_atomically(
         raise MemtuiError("a page appears twice in one change", "each page may be changed once")
     with field_lock(root):
         _recover_locked(root)
-        # 1. check everything before touching anything
-        archived: dict[str, str] = {}
-        for write in writes:
-            now = _disk_hash(root, write.path)
-            if now != write.before:
-                raise StaleWriteError(
-                    f"{write.path} changed on disk since the change was prepared"
-                    if now
-                    else f"{write.path} no longer exists",
-                    "look at it again before applying",
-                    current_hash=now,
-                )
-            if write.data is None:
-                if write.before is None:
-                    raise MemtuiError(f"cannot retire {write.path}: it does not exist", "drop it from the change")
-                target = archive_relpath(root, write.archive_bucket, write.path)
-                safe_write.resolve_in_field(root, target, allow_state=True)
-                archived[write.path] = target
+        # 1. check everything before touching anything (the ledger too: it is written last)
+        archived = _check(root, writes)
+        ledger.check_writable(root)
         # 2. keep every version involved and write the journal
         for write in writes:
             old = _read_disk(root, write.path)
@@ -222,12 +279,14 @@ def apply_atomically(
                 safe_write.keep_blob(root, write.data)
         git = commit_message is not None and gitrepo.is_field_repo(root)
         txn = f"{ledger.now_iso().replace(':', '')}-{secrets.token_hex(4)}"
-        journal_path = journal_dir(root) / f"{txn}.json"
+        name = f"{txn}.json"
         pages = []
         for write in writes:
             item: dict[str, Any] = {"path": write.path, "before": write.before, "after": write.after}
             if write.path in archived:
                 item["moved_to"] = archived[write.path]
+            elif write.move_to is not None:
+                item["moved_to"] = write.move_to
             pages.append(item)
         entry.pages = pages
         journal: dict[str, Any] = {
@@ -241,14 +300,20 @@ def apply_atomically(
             "pages": pages,
             "ledger": entry.to_json(),
         }
-        _write_journal(journal_path, journal)
+        _write_journal(root, name, journal)
         # 3.-4. write the pages, commit
+        done = 0  # pages finished; a page that failed was left as it was (a moved one may need moving back)
         try:
             for count, write in enumerate(writes, start=1):
+                done = count - 1 if write.move_to is None else count
                 if write.data is None:
                     safe_write.move_page(
                         root, write.path, archived[write.path], expected_hash=write.before, allow_into_state=True
                     )
+                elif write.move_to is not None:
+                    safe_write.move_page(root, write.path, write.move_to, expected_hash=write.before)
+                    _maybe_crash(f"after-move-{count}")
+                    safe_write.write_page(root, write.move_to, write.data, expected_hash=write.before)
                 else:
                     safe_write.write_page(
                         root,
@@ -256,32 +321,36 @@ def apply_atomically(
                         write.data,
                         expected_hash=write.before if write.before is not None else safe_write.MUST_NOT_EXIST,
                     )
+                done = count
                 _maybe_crash(f"after-page-{count}")
             commit = None
             if git:
                 journal["git_staging"] = True
-                _write_journal(journal_path, journal)
+                _write_journal(root, name, journal)
                 assert commit_message is not None
-                commit = gitrepo.commit_paths(root, paths, f"{commit_message.rstrip()}\n{TXN_TRAILER}: {txn}\n")
+                touched = paths + [w.move_to for w in writes if w.move_to is not None]
+                commit = gitrepo.commit_paths(root, touched, f"{commit_message.rstrip()}\n{TXN_TRAILER}: {txn}\n")
                 _maybe_crash("after-commit")
         except BaseException as exc:
-            problems = _roll_back(root, journal)
+            problems = _roll_back(root, dict(journal, pages=pages[:done]))
             if not problems:
-                with contextlib.suppress(FileNotFoundError):
-                    journal_path.unlink()
+                with contextlib.suppress(OSError):
+                    state.unlink(root, JOURNAL_DIR, name)
             if isinstance(exc, OSError):
                 raise MemtuiError(
                     f"could not write the change: {exc.strerror or exc}",
                     "nothing was changed" if not problems else "some pages need attention: " + "; ".join(problems),
                 ) from exc
+            if problems and isinstance(exc, MemtuiError):
+                raise type(exc)(exc.message, "the change was undone except: " + "; ".join(problems)) from exc
             raise
         # 5. the change is made: mark it, record it, forget the journal
         entry.commit = commit
         journal["phase"] = "committed"
         journal["ledger"] = entry.to_json()
-        _write_journal(journal_path, journal)
+        _write_journal(root, name, journal)
         ledger.append(root, entry)
-        journal_path.unlink()
+        state.unlink(root, JOURNAL_DIR, name)
     return ApplyResult(txn, pages, commit, entry)
 
 
@@ -290,10 +359,11 @@ def apply_atomically(
 
 def pending_journals(root: Path) -> list[Path]:
     """Journals left behind by an interrupted change (normally none)."""
-    folder = journal_dir(root)
-    if not folder.is_dir():
-        return []
-    return sorted(p for p in folder.glob("*.json") if p.is_file())
+    try:
+        names = state.names(root, JOURNAL_DIR)
+    except (UnsafePathError, NotADirectoryError):
+        return [journal_dir(root)]  # reported by recovery
+    return [journal_dir(root) / name for name in names if name.endswith(".json")]
 
 
 def recover_interrupted(root: Path) -> list[Recovery]:
@@ -310,35 +380,120 @@ def recover_interrupted(root: Path) -> list[Recovery]:
             return _recover_locked(root)
     except BusyError:
         return []
+    except UnsafePathError as exc:
+        return [Recovery("?", ".memtui/journal", "needs-attention", [exc.message])]
+
+
+def _load(root: Path, name: str) -> tuple[dict[str, Any] | None, list[str]]:
+    """A journal that may be acted on, or None and why not."""
+    try:
+        raw = state.read(root, JOURNAL_DIR, name)
+        if raw is None:
+            return None, []
+        data = json.loads(raw.decode("utf-8"))
+    except (OSError, ValueError, MemtuiError) as exc:
+        return None, [f"unreadable journal {name}: {getattr(exc, 'message', None) or exc}"]
+    if not isinstance(data, dict):
+        return None, [f"journal {name} is not an object"]
+    body = {key: value for key, value in data.items() if key != "mac"}
+    if not signing.verify_json(body, data.get("mac")):
+        return None, [
+            f"journal {name} was not written by memtui for this user (forged, altered, or from another account): "
+            "not replayed; look at it, then delete it"
+        ]
+    problems = journal_problems(body, name)
+    return (None, problems) if problems else (body, [])
+
+
+def _hash_or_none(value: Any) -> bool:
+    return value is None or (isinstance(value, str) and re.fullmatch(r"[0-9a-f]{64}", value) is not None)
+
+
+def journal_problems(journal: dict[str, Any], name: str) -> list[str]:
+    """What makes a (signed) journal unusable; empty when it is well formed."""
+    problems: list[str] = []
+    if journal.get("version") != JOURNAL_VERSION:
+        return [f"journal {name}: unknown format"]
+    txn = journal.get("txn")
+    if not isinstance(txn, str) or not _TXN_RE.fullmatch(txn) or name != f"{txn}.json":
+        problems.append(f"journal {name}: the transaction id does not match the file")
+    if not isinstance(journal.get("label"), str):
+        problems.append(f"journal {name}: no label")
+    if journal.get("phase") not in PHASES:
+        problems.append(f"journal {name}: unknown phase")
+    if not isinstance(journal.get("git"), bool) or not isinstance(journal.get("git_staging"), bool):
+        problems.append(f"journal {name}: git flags are not true/false")
+    head = journal.get("git_head")
+    if head is not None and not (isinstance(head, str) and _COMMIT_RE.fullmatch(head)):
+        problems.append(f"journal {name}: git_head is not a commit")
+    pages = journal.get("pages")
+    if not isinstance(pages, list) or not pages or not all(isinstance(p, dict) for p in pages):
+        return problems + [f"journal {name}: no list of pages"]
+    for item in pages:
+        problems.extend(_page_problems(item, name))
+    try:
+        entry = ledger.LedgerEntry.from_json(journal.get("ledger"))
+        if entry.action not in ledger.ACTIONS:
+            raise ValueError(f"unknown action {entry.action!r}")
+        if entry.pages != pages:
+            raise ValueError("its pages are not the journal's")
+    except ValueError as exc:
+        problems.append(f"journal {name}: the ledger line is not a decision about these pages ({exc})")
+    return problems
+
+
+def _page_problems(item: dict[str, Any], name: str) -> list[str]:
+    path, moved_to = item.get("path"), item.get("moved_to")
+    shown = one_line(str(path))
+    try:
+        safe_write.check_relpath(path if isinstance(path, str) else "", naming=False)
+    except UnsafePathError as exc:
+        return [f"journal {name}: page {shown}: {exc.message}"]
+    if not _hash_or_none(item.get("before")) or not _hash_or_none(item.get("after")):
+        return [f"journal {name}: page {shown}: before/after are not sha256 hashes"]
+    if moved_to is None:
+        return []
+    retired = item.get("after") is None
+    try:
+        clean = safe_write.check_relpath(moved_to if isinstance(moved_to, str) else "", allow_state=retired)
+    except UnsafePathError as exc:
+        return [f"journal {name}: page {shown}: {exc.message}"]
+    if retired and not clean.startswith(f"{locations.STATE_DIR_NAME}/{ARCHIVE_DIR}/"):
+        return [f"journal {name}: page {shown}: retired outside .memtui/archive/"]
+    return []
 
 
 def _recover_locked(root: Path) -> list[Recovery]:
     results = []
     for path in pending_journals(root):
-        try:
-            journal = json.loads(path.read_text("utf-8"))
-            if not isinstance(journal, dict) or journal.get("version") != JOURNAL_VERSION:
-                raise ValueError("unknown journal format")
-        except (OSError, ValueError) as exc:
-            results.append(Recovery(path.stem, "?", "needs-attention", [f"unreadable journal {path.name}: {exc}"]))
-            continue
-        txn = str(journal.get("txn", path.stem))
-        label = str(journal.get("label", ""))
+        name = path.name
+        journal, problems = _load(root, name)
+        if journal is None:
+            if problems:
+                results.append(Recovery(path.stem, "?", "needs-attention", problems))
+            continue  # never acted on: left where it is
+        txn = journal["txn"]
+        label = journal["label"]
         commit = _commit_made(root, journal)
-        if journal.get("phase") == "committed" or commit is not None:
+        if journal["phase"] == "committed" or commit is not None:
             entry = ledger.LedgerEntry.from_json(journal["ledger"])
             if commit is not None:
                 entry.commit = commit
+                with contextlib.suppress(MemtuiError):  # the crash may have come before the index was updated
+                    touched = [i["path"] for i in journal["pages"]] + [
+                        i["moved_to"] for i in journal["pages"] if i.get("moved_to") and i.get("after")
+                    ]
+                    gitrepo.sync_index(root, touched)
             if not ledger.contains(root, entry):
                 ledger.append(root, entry)
-            path.unlink()
+            state.unlink(root, JOURNAL_DIR, name)
             results.append(Recovery(txn, label, "completed"))
             continue
         problems = _roll_back(root, journal)
         if problems:
             results.append(Recovery(txn, label, "needs-attention", problems))
             continue  # keep the journal so nothing is forgotten
-        path.unlink()
+        state.unlink(root, JOURNAL_DIR, name)
         results.append(Recovery(txn, label, "rolled-back"))
     return results
 
@@ -358,46 +513,77 @@ def _commit_made(root: Path, journal: dict[str, Any]) -> str | None:
 
 
 def _roll_back(root: Path, journal: dict[str, Any]) -> list[str]:
-    """Return every page of a journal to its before-bytes; list what could not be."""
+    """Return every page of a journal to its before-bytes and place; list what could not be."""
     problems: list[str] = []
     pages = journal.get("pages") or []
     for item in reversed(pages):
         path = item.get("path")
-        before = item.get("before")
-        after = item.get("after")
         try:
-            now = _disk_hash(root, path)
-            if after is None:  # the change retired this page into the archive
-                moved_to = item.get("moved_to")
-                if now is None and before:
-                    safe_write.write_page(
-                        root, path, safe_write.read_blob(root, before), expected_hash=safe_write.MUST_NOT_EXIST
-                    )
-                    now = before
-                if now == before:
-                    if moved_to and _disk_hash(root, moved_to, allow_state=True) == before:
-                        safe_write.resolve_in_field(root, moved_to, allow_state=True).unlink()
-                    continue
-                problems.append(f"{path}: changed by someone else; left as it is")
-                continue
-            if now == before:
-                continue
-            if now != after:
-                problems.append(f"{path}: changed by someone else; left as it is")
-                continue
-            if before is None:
-                safe_write.move_page(
-                    root, path, archive_relpath(root, "rolled-back", path), expected_hash=after, allow_into_state=True
-                )
+            if item.get("after") is None:
+                problems.extend(_roll_back_retired(root, item))
+            elif item.get("moved_to"):
+                problems.extend(_roll_back_moved(root, item))
             else:
-                safe_write.write_page(root, path, safe_write.read_blob(root, before), expected_hash=after)
+                problems.extend(_roll_back_written(root, item))
         except MemtuiError as exc:
             problems.append(f"{path}: {exc.message}")
         except OSError as exc:
             problems.append(f"{path}: {exc.strerror or exc}")
-    if journal.get("git") and journal.get("git_staging"):
+    if journal.get("git") and journal.get("git_staging") and pages:
         try:
             gitrepo.unstage(root, [item.get("path") for item in pages])
         except MemtuiError as exc:
             problems.append(f"git index: {exc.message}")
     return problems
+
+
+def _roll_back_retired(root: Path, item: dict[str, Any]) -> list[str]:
+    """The change retired this page into the archive: bring it back, drop the archived copy."""
+    path, before, moved_to = item["path"], item.get("before"), item.get("moved_to")
+    now = _disk_hash(root, path)
+    if now is None and before:
+        safe_write.write_page(root, path, safe_write.read_blob(root, before), expected_hash=safe_write.MUST_NOT_EXIST)
+        now = before
+    if now != before:
+        return [f"{path}: changed by someone else; left as it is"]
+    if moved_to and _disk_hash(root, moved_to) == before:
+        parts = moved_to.split("/")[1:]
+        state.unlink(root, *parts)
+    return []
+
+
+def _roll_back_written(root: Path, item: dict[str, Any]) -> list[str]:
+    path, before, after = item["path"], item.get("before"), item.get("after")
+    now = _disk_hash(root, path)
+    if now == before:
+        return []
+    if now != after:
+        return [f"{path}: changed by someone else; left as it is"]
+    if before is None:
+        safe_write.move_page(
+            root, path, archive_relpath(root, "rolled-back", path), expected_hash=after, allow_into_state=True
+        )
+    else:
+        safe_write.write_page(root, path, safe_write.read_blob(root, before), expected_hash=after)
+    return []
+
+
+def _roll_back_moved(root: Path, item: dict[str, Any]) -> list[str]:
+    """The change moved this page to ``moved_to`` and wrote it there: put it back as it was, where it was.
+
+    If someone edited it at its new place meanwhile, it still goes back (their
+    edit kept), so a page never stays out of its folder half-approved.
+    """
+    path, before, after, moved_to = item["path"], item.get("before"), item.get("after"), item["moved_to"]
+    at_source, at_dest = _disk_hash(root, path), _disk_hash(root, moved_to)
+    if at_dest is None:
+        return [] if at_source == before else [f"{path}: changed by someone else; left as it is"]
+    if at_source is not None:
+        return [f"{path}: both {path} and {moved_to} exist now; left as they are"]
+    if at_dest == after:
+        safe_write.write_page(root, moved_to, safe_write.read_blob(root, before), expected_hash=after)
+        at_dest = before
+    safe_write.move_page(root, moved_to, path, expected_hash=at_dest)
+    if at_dest != before:
+        return [f"{path}: edited by someone else during the change; moved back to {path} with their edit"]
+    return []

@@ -29,20 +29,31 @@ approval is neither a decision nor an approval for the regret rate.
 
 A line that does not parse (a torn write after a power cut, a hand edit) is
 skipped and counted in ``LedgerRead.bad_lines``; it never stops the reader.
+
+The ledger is tamper-evident. Each line also carries ``prev`` (sha256 of the
+line before it, ``""`` for the first) and ``mac`` (HMAC-SHA256 of the rest of
+the line with the user's key, ``store.signing``). A line whose ``mac`` does not
+verify was not written by memtui for this user (appended by an agent, edited by
+hand, written under another account): it is listed in ``LedgerRead.problems``
+and ignored, so it cannot decide a proposal. A ``prev`` that does not match
+means a line before it was changed or removed: reported, the line itself still
+counts. Lines without a ``mac`` before the first signed line were written by
+memtui versions that did not sign; they are trusted as before. The file is
+reached without following links (``store.state``) and appended under a lock.
 """
 
 from __future__ import annotations
 
 import datetime as _dt
 import getpass
+import hashlib
 import json
 import os
-import subprocess
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from memtui.store import locations, safe_write
+from memtui.store import gitrepo, locations, signing, state
 
 LEDGER_FILE = "ledger.jsonl"
 
@@ -133,35 +144,86 @@ class LedgerEntry:
 
 @dataclass(slots=True)
 class LedgerRead:
-    entries: list[LedgerEntry]
-    bad_lines: list[int]  # 1-based numbers of lines that did not parse
+    entries: list[LedgerEntry]  # the decisions that count
+    bad_lines: list[int]  # 1-based numbers of lines that did not parse or do not verify
+    problems: list[str] = field(default_factory=list)  # what is wrong with the ledger, for the reviewer
+
+
+def _link(previous: bytes | None) -> str:
+    """The ``prev`` of the line after ``previous`` (its raw bytes; None: there is none)."""
+    return hashlib.sha256(previous).hexdigest() if previous else ""
+
+
+def _last_line(data: bytes) -> bytes | None:
+    lines = [line for line in data.split(b"\n") if line.strip()]
+    return lines[-1] if lines else None
 
 
 def append(root: Path, entry: LedgerEntry) -> None:
-    """Append one decision to the field's ledger (created on first use)."""
+    """Append one decision to the field's ledger (created on first use), signed and chained."""
     if entry.action not in ACTIONS:
         raise ValueError(f"unknown ledger action {entry.action!r}")
-    line = json.dumps(entry.to_json(), ensure_ascii=True, separators=(",", ":"), sort_keys=False)
-    safe_write.append_line(ledger_path(root), line)
+
+    def line_after(current: bytes) -> bytes:
+        body = dict(entry.to_json(), prev=_link(_last_line(current)))
+        body["mac"] = signing.sign_json(body)
+        line = json.dumps(body, ensure_ascii=True, separators=(",", ":")).encode("ascii") + b"\n"
+        return line if not current or current.endswith(b"\n") else b"\n" + line  # after a torn line
+
+    with state.StateDir(root) as folder:
+        folder.append(LEDGER_FILE, b"", before=line_after)
+
+
+def check_writable(root: Path) -> None:
+    """Refuse now (``UnsafePathError``, ``OSError``) if a decision could not be appended later.
+
+    Called before a change is made, so a symlinked or unwritable ledger stops
+    it before any page moves rather than after.
+    """
+    with state.StateDir(root) as folder:
+        os.close(folder.open(LEDGER_FILE, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644))
 
 
 def read(root: Path) -> LedgerRead:
-    """Every decision in file order; unparsable lines are skipped and counted."""
-    entries: list[LedgerEntry] = []
-    bad: list[int] = []
-    try:
-        with open(ledger_path(root), "rb") as handle:
-            raw_lines = handle.read().split(b"\n")
-    except FileNotFoundError:
+    """Every decision that counts, in file order; bad and unverified lines are skipped and reported."""
+    raw = state.read(root, LEDGER_FILE)
+    if raw is None:
         return LedgerRead([], [])
-    for number, raw in enumerate(raw_lines, start=1):
-        if not raw.strip():
+    result = LedgerRead([], [])
+    previous: bytes | None = None
+    signed_seen = False
+    for number, line in enumerate(raw.split(b"\n"), start=1):
+        if not line.strip():
             continue
+        expected_prev, previous = _link(previous), line
         try:
-            entries.append(LedgerEntry.from_json(json.loads(raw.decode("utf-8"))))
+            data = json.loads(line.decode("utf-8"))
+            if not isinstance(data, dict):
+                raise ValueError("not an object")
+            mac = data.pop("mac", None)
+            prev = data.pop("prev", None)
+            if mac is None and signed_seen:
+                raise _Untrusted("it is not signed (added by hand or by another program)")
+            if mac is not None and not signing.verify_json(dict(data, prev=prev), mac):
+                raise _Untrusted("it is not signed by memtui for this user (forged, edited, or another account)")
+            entry = LedgerEntry.from_json(data)
+        except _Untrusted as exc:
+            result.bad_lines.append(number)
+            result.problems.append(f"ledger line {number} is ignored: {exc}")
+            continue
         except (ValueError, UnicodeDecodeError):
-            bad.append(number)
-    return LedgerRead(entries, bad)
+            result.bad_lines.append(number)
+            continue
+        if mac is not None:
+            if prev != expected_prev:
+                result.problems.append(f"ledger line {number}: the line before it was changed or removed")
+            signed_seen = True
+        result.entries.append(entry)
+    return result
+
+
+class _Untrusted(ValueError):
+    """A ledger line that parses but was not written by memtui for this user."""
 
 
 def contains(root: Path, entry: LedgerEntry) -> bool:
@@ -180,19 +242,9 @@ def reviewer_name(explicit: str | None = None, root: Path | None = None) -> str:
     for candidate in (explicit, os.environ.get(REVIEWER_ENV)):
         if candidate and candidate.strip():
             return candidate.strip()
-    try:
-        result = subprocess.run(
-            ["git", "config", "user.name"],
-            cwd=os.fspath(root) if root is not None and Path(root).is_dir() else None,
-            capture_output=True,
-            timeout=10,
-            check=False,
-        )
-        name = result.stdout.decode("utf-8", "replace").strip()
-        if result.returncode == 0 and name:
-            return name
-    except (OSError, subprocess.SubprocessError):
-        pass
+    name = gitrepo.user_name(Path(root) if root is not None and Path(root).is_dir() else None)
+    if name:
+        return name
     try:
         return getpass.getuser() or "unknown"
     except Exception:  # getpass raises various errors when no user can be found

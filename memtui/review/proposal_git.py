@@ -129,14 +129,14 @@ def _page_change(root: Path, proposal: Proposal, base: str, change: gitrepo.Tree
         if problem is None and change.status not in ("A", "M", "D"):
             problem = f"{path}: unsupported change type {change.status} (only add, modify, delete)"
     base_hash = None
-    if action != CREATE and old_mode in _REGULAR:
-        old = gitrepo.blob_at(root, base, path)
-        base_hash = sha256_bytes(old) if old is not None else None
     proposed = None
-    if action != DELETE and problem is None:
-        data = gitrepo.cat_blob(root, change.new_blob)
-        if len(data) > MAX_PROPOSED_BYTES:
-            problem = f"{path}: {len(data):,} bytes, too large for a page"
-        else:
-            proposed = data
+    try:
+        if action != CREATE and old_mode in _REGULAR:
+            old = gitrepo.blob_at(root, base, path, max_bytes=MAX_PROPOSED_BYTES)
+            base_hash = sha256_bytes(old) if old is not None else None
+        if action != DELETE and problem is None:
+            proposed = gitrepo.cat_blob(root, change.new_blob, max_bytes=MAX_PROPOSED_BYTES)
+    except gitrepo.BlobTooLarge as exc:  # the size is asked first: such a blob is never read
+        problem = problem or f"{path}: {exc.size:,} bytes, too large for a page"
+        proposed = None
     return PageChange(path, action, base_hash, proposed, problem=problem)

@@ -37,7 +37,7 @@ from memtui.review.proposal_model import (
     page_path_problem,
 )
 from memtui.store import locations
-from memtui.store.files import read_bytes
+from memtui.store.files import FileTooLarge, read_bytes
 
 PROPOSALS_DIR = "proposals"
 MANIFEST = "proposal.yaml"
@@ -174,7 +174,10 @@ def _read_manifest(folder: Path, proposal: Proposal) -> dict[str, Any] | None:
         proposal.errors.append(f"proposal.yaml is {st.st_size:,} bytes (limit {MAX_MANIFEST_BYTES // 1024} KB)")
         return None
     try:
-        result = read_bytes(path)
+        result = read_bytes(path, max_bytes=MAX_MANIFEST_BYTES)
+    except FileTooLarge as exc:
+        proposal.errors.append(f"proposal.yaml is {exc.size:,} bytes (limit {MAX_MANIFEST_BYTES // 1024} KB)")
+        return None
     except OSError as exc:
         proposal.errors.append(f"cannot read proposal.yaml: {exc.strerror or exc}")
         return None
@@ -224,7 +227,10 @@ def _read_files(root: Path, files_dir: Path, proposal: Proposal) -> list[tuple[s
                 if size > MAX_PROPOSED_BYTES:
                     proposal.errors.append(f"files/{rel} is {size:,} bytes: too large for a page")
                     continue
-                result = read_bytes(entry.path)
+                result = read_bytes(entry.path, max_bytes=MAX_PROPOSED_BYTES)  # it may have grown since
+            except FileTooLarge as exc:
+                proposal.errors.append(f"files/{rel} is {exc.size:,} bytes: too large for a page")
+                continue
             except OSError as exc:
                 proposal.errors.append(f"cannot read files/{rel}: {exc.strerror or exc}")
                 continue

@@ -49,7 +49,13 @@ from memtui.field.checks import ERROR, Finding, run_checks
 from memtui.review import apply_journal, ledger
 from memtui.review.diffs import PageDiff, page_diff
 from memtui.review.proposal_git import load_git
-from memtui.review.proposal_model import CARRIER_GIT, DELETE, PageChange, Proposal
+from memtui.review.proposal_model import (
+    CARRIER_GIT,
+    DELETE,
+    MAX_PROPOSED_BYTES,
+    PageChange,
+    Proposal,
+)
 from memtui.review.proposal_staging import load_staging
 from memtui.store import gitrepo, safe_write
 from memtui.store.files import sha256_bytes
@@ -378,7 +384,7 @@ def proposal_queue(
         entries.append(
             QueueEntry(proposal, state, flags, conflicts, decision, _age_days(proposal.created, now), validation)
         )
-    return Queue(entries, loaded.problems, read.bad_lines)
+    return Queue(entries, loaded.problems + read.problems, read.bad_lines)
 
 
 # --------------------------------------------------------------------------- review
@@ -397,7 +403,7 @@ def find_version(root: Path, path: str, digest: str | None) -> bytes | None:
     if gitrepo.is_field_repo(root):
         with contextlib.suppress(MemtuiError):
             for commit in gitrepo.path_history(root, path):
-                data = gitrepo.blob_at(root, commit, path)
+                data = gitrepo.blob_at(root, commit, path, max_bytes=MAX_PROPOSED_BYTES)
                 if data is not None and sha256_bytes(data) == digest:
                     return data
     return None
@@ -409,7 +415,7 @@ def base_bytes(root: Path, proposal: Proposal, change: PageChange) -> bytes | No
         return None
     if proposal.carrier == CARRIER_GIT and proposal.base_commit:
         with contextlib.suppress(MemtuiError):
-            data = gitrepo.blob_at(root, proposal.base_commit, change.path)
+            data = gitrepo.blob_at(root, proposal.base_commit, change.path, max_bytes=MAX_PROPOSED_BYTES)
             if data is not None and sha256_bytes(data) == change.base:
                 return data
     return find_version(root, change.path, change.base)
@@ -706,7 +712,7 @@ def _previous_bytes(root: Path, approval: ledger.LedgerEntry, path: str, digest:
         return safe_write.read_blob(root, digest)
     if approval.commit and gitrepo.is_field_repo(root):
         with contextlib.suppress(MemtuiError):
-            data = gitrepo.blob_at(root, f"{approval.commit}^", path)
+            data = gitrepo.blob_at(root, f"{approval.commit}^", path, max_bytes=MAX_PROPOSED_BYTES)
             if data is not None and sha256_bytes(data) == digest:
                 return data
     return find_version(root, path, digest)

@@ -22,7 +22,13 @@ Approve edits only ``reviewed: true``, ``reviewed_by`` and ``reviewed_at``
 ``taint`` are kept as provenance, so the approval is the smallest possible edit)
 and moves the page out of ``quarantine/`` to the folder its ``move_to:`` key or
 the reviewer names; without either it stays where it is. It never adds the page
-to ``MEMORY.md`` unless the reviewer asks (``add_to_memory``: one pointer line).
+to ``MEMORY.md`` unless the reviewer asks (``add_to_memory``: one pointer line,
+and only when the checks on the result find no pointer at an untrusted page).
+Each page's approval (the move, the review keys, the pointer, the ledger line)
+is one ``apply_journal`` change: all of it or none, across a crash, a full disk
+or an agent editing the page meanwhile. A page whose name holds a control
+character is never approved (its name would be written into the ledger and
+``MEMORY.md``); it can be rejected.
 Reject moves the page to ``.memtui/archive/rejected/<path>`` and records why.
 Every decision is one ledger line (``quarantine-approve`` / ``quarantine-reject``).
 """
@@ -43,11 +49,11 @@ from memtui.errors import (
 )
 from memtui.field import frontmatter as fm_mod
 from memtui.field import trust
-from memtui.field.page import parse_bytes
+from memtui.field.page import MAX_PARSE_BYTES, parse_bytes
 from memtui.review import apply_journal, injection, ledger
 from memtui.review.injection import Flag
 from memtui.store import locations, safe_write
-from memtui.store.files import read_bytes, sha256_bytes
+from memtui.store.files import FileTooLarge, read_bytes, sha256_bytes
 from memtui.textsafety import find_hazards, visible
 
 if TYPE_CHECKING:
@@ -172,7 +178,10 @@ def quarantine_queue(field: Field) -> QuarantineQueue:
 
 def _item(root: Path, info: PageInfo, state: str) -> QueueItem:
     flags = {injection.DANGER: 0, injection.NOTICE: 0}
-    data = _read(root, info.path)
+    try:
+        data = _read(root, info.path)
+    except MemtuiError:
+        data = None  # too large to read: listed with what the field knows
     if data is not None:
         flags = injection.counts(injection.find_instructions(data.decode("utf-8", "surrogateescape")))
     move_to = _move_to(info.meta)
@@ -193,8 +202,16 @@ def _item(root: Path, info: PageInfo, state: str) -> QueueItem:
 
 
 def _read(root: Path, path: str) -> bytes | None:
+    """A page's bytes, None when it is gone or unreadable; ``MemtuiError`` when it is too large.
+
+    The size is checked before reading: a page over the parse limit is never loaded.
+    """
     try:
-        result = read_bytes(safe_write.resolve_in_field(Path(root), path))
+        result = read_bytes(safe_write.resolve_in_field(Path(root), path, naming=False), max_bytes=MAX_PARSE_BYTES)
+    except FileTooLarge as exc:
+        raise MemtuiError(
+            f"{path} is {exc.size:,} bytes, too large to review", "memtui reads pages of at most 2 MB; look at it elsewhere"
+        ) from None
     except (OSError, MemtuiError):
         return None
     return result[0] if result else None
@@ -370,7 +387,7 @@ def _verify(root: Path, items: list[tuple[str, str | None]]) -> list[tuple[str, 
         if path in seen:
             continue
         seen.add(path)
-        safe_write.resolve_in_field(root, path)
+        safe_write.resolve_in_field(root, path, naming=False)
         data = _read(root, path)
         if data is None:
             raise MemtuiError(f"no page {path}", "it was moved or deleted; list the queue again")
@@ -404,11 +421,13 @@ def approve_pages(
     """Approve pages, each bound to the sha256 (or prefix) the reviewer saw.
 
     ``items`` are ``(path, sha256_or_None)``; None binds to what is on disk now.
-    Every page is checked (hash, review state, destination) before the first
-    one changes. Per page: the page moves to its destination (``to``, else its
-    ``move_to:``), then ``reviewed``/``reviewed_by``/``reviewed_at`` are set,
-    then one ledger line is appended. With ``add_to_memory`` a pointer line
-    ``- <path>`` is appended to ``MEMORY.md`` for each page.
+    Every page is checked (hash, review state, name, destination, and with
+    ``add_to_memory`` the checks on the resulting ``MEMORY.md``) before the
+    first one changes. Per page, as one all-or-nothing change: the page moves
+    to its destination (``to``, else its ``move_to:``), ``reviewed`` /
+    ``reviewed_by`` / ``reviewed_at`` are set, a pointer line ``- <path>`` is
+    appended to ``MEMORY.md`` (with ``add_to_memory``) and one ledger line is
+    written.
     """
     root = Path(root)
     if readonly:
@@ -418,71 +437,99 @@ def approve_pages(
     apply_journal.recover_interrupted(root)
     who = ledger.reviewer_name(reviewer, root)
     stamp = (now or _dt.datetime.now(_dt.timezone.utc)).astimezone(_dt.timezone.utc).replace(microsecond=0)
-    pages = _verify(root, items)
-    plans = []
+    keys = {"reviewed": True, "reviewed_by": who, "reviewed_at": stamp}
+    plans: list[tuple[str, bytes, str | None, bytes]] = []
     targets: set[str] = set()
-    for path, data in pages:
+    for path, data in _verify(root, items):
         if _review_state(data, path) == trust.REVIEWED:
             raise MemtuiError(f"{path} is already reviewed", "only quarantined or unreviewed pages are approved")
+        safe_write.check_relpath(path)  # a name memtui would write into the ledger (and MEMORY.md)
         parsed = parse_bytes(path, data)
         if parsed.frontmatter.error:
             raise MemtuiError(
                 f"{path}: the frontmatter does not parse, so it cannot be marked reviewed",
                 f"fix line {parsed.frontmatter.error_line} first" if parsed.frontmatter.error_line else "fix it first",
             )
-        # The edit is tried in memory first, so a page that cannot take it stops the batch early.
-        fm_mod.set_keys(parsed.text, {"reviewed": True, "reviewed_by": who, "reviewed_at": stamp})
+        # The edit is made in memory first, so a page that cannot take it stops the batch early.
+        new = fm_mod.set_keys(parsed.text, keys).encode("utf-8", "surrogateescape")
         destination = destination_for(root, path, _move_to(parsed.meta), to)
         if destination is not None:
             if destination in targets:
                 raise UnsafePathError(f"two pages would move to {destination}", "approve them separately with --to")
             targets.add(destination)
-        plans.append((path, data, destination))
+        plans.append((path, data, destination, new))
+    if add_to_memory:
+        _refuse_untrusted_pointers(root, plans)
     decisions = []
-    for path, data, destination in plans:
+    for path, data, destination, new in plans:
         before = sha256_bytes(data)
-        where = path
-        if destination is not None:
-            safe_write.move_page(root, path, destination, expected_hash=before)
-            where = destination
-        after = fm_mod.set_frontmatter_keys(
-            root,
-            where,
-            {"reviewed": True, "reviewed_by": who, "reviewed_at": stamp},
-            expected_hash=before,
-        )
-        page = {"path": path, "before": before, "after": after}
-        if destination is not None:
-            page["moved_to"] = destination
+        writes = [apply_journal.PageWrite(path, before, new, move_to=destination)]
+        if add_to_memory:
+            writes.append(_memory_pointer_write(root, destination or path))
         entry = ledger.LedgerEntry(
             ts=ledger.now_iso(),
             who=who,
             action=ledger.QUARANTINE_APPROVE,
             target=path,
-            pages=[page],
             reason=reason.strip() if reason and reason.strip() else None,
         )
-        if add_to_memory:
-            entry.pages.append(_add_memory_pointer(root, where))
-        ledger.append(root, entry)
-        decisions.append(QuarantineDecision(path, destination, before, after, entry))
+        result = apply_journal.apply_atomically(root, writes, entry=entry, label=f"approve {path}")
+        decisions.append(QuarantineDecision(path, destination, before, sha256_bytes(new), result.entry))
     return decisions
 
 
-def _add_memory_pointer(root: Path, path: str) -> dict[str, Any]:
-    """Append ``- <path>`` to MEMORY.md (created if missing); return the ledger page record."""
-    data = _read(root, "MEMORY.md")
-    if data is None:
-        new = f"- {path}\n".encode()
-        after = safe_write.write_page(root, "MEMORY.md", new, expected_hash=safe_write.MUST_NOT_EXIST)
-        return {"path": "MEMORY.md", "before": None, "after": after}
-    text = data.decode("utf-8", "surrogateescape")
+def _memory_with_pointers(data: bytes | None, paths: list[str]) -> bytes:
+    """``MEMORY.md`` (None: a new one) with a line ``- <path>`` appended for each path."""
+    text = data.decode("utf-8", "surrogateescape") if data is not None else ""
     nl = "\r\n" if "\r\n" in text else "\n"
     if text and not text.endswith("\n"):
         text += nl
-    new = (text + f"- {path}{nl}").encode("utf-8", "surrogateescape")
-    after = safe_write.write_page(root, "MEMORY.md", new, expected_hash=sha256_bytes(data))
-    return {"path": "MEMORY.md", "before": sha256_bytes(data), "after": after}
+    return (text + "".join(f"- {path}{nl}" for path in paths)).encode("utf-8", "surrogateescape")
+
+
+def _memory_pointer_write(root: Path, path: str) -> apply_journal.PageWrite:
+    """The change to ``MEMORY.md`` that adds one pointer to ``path`` (created if missing)."""
+    data = _read(root, "MEMORY.md")
+    before = sha256_bytes(data) if data is not None else None
+    return apply_journal.PageWrite("MEMORY.md", before, _memory_with_pointers(data, [path]))
+
+
+def _refuse_untrusted_pointers(root: Path, plans: list[tuple[str, bytes, str | None, bytes]]) -> None:
+    """Run the checks on the field as it would be after these approvals with their pointers added.
+
+    ``MEMORY.md`` must never route to a quarantined or unreviewed page; a
+    pointer that would (a page whose approval does not take, a name that is
+    read as another page) refuses the whole batch before anything is written.
+    """
+    from memtui.field.field import Field
+    from memtui.review import proposals
+    from memtui.review.proposal_model import (
+        CARRIER_STAGING,
+        CREATE,
+        DELETE,
+        MODIFY,
+        PageChange,
+        Proposal,
+    )
+
+    changes = []
+    for path, data, destination, new in plans:
+        if destination is None:
+            changes.append(PageChange(path, MODIFY, sha256_bytes(data), new))
+        else:
+            changes.append(PageChange(path, DELETE, sha256_bytes(data), None))
+            changes.append(PageChange(destination, CREATE, None, new))
+    memory = _read(root, "MEMORY.md")
+    pointers = [destination or path for path, _, destination, _ in plans]
+    changes.append(PageChange("MEMORY.md", MODIFY, None, _memory_with_pointers(memory, pointers)))
+    result = Proposal(id="quarantine-approval", carrier=CARRIER_STAGING, location="", changes=changes)
+    new_findings, _ = proposals.check_delta(Field.load(root), result)
+    blocking = [f for f in new_findings if f.rule in proposals.BLOCKING_RULES]
+    if blocking:
+        raise MemtuiError(
+            f"adding the page to MEMORY.md would make it point at an untrusted page ({blocking[0].message})",
+            "nothing was changed; approve without --add-to-memory and add the pointer by hand",
+        )
 
 
 def reject_pages(
@@ -509,6 +556,7 @@ def reject_pages(
     for path, data in pages:
         if _review_state(data, path) == trust.REVIEWED:
             raise MemtuiError(f"{path} is already reviewed", "only quarantined or unreviewed pages are rejected")
+    ledger.check_writable(root)  # before any page moves
     decisions = []
     for path, data in pages:
         digest = sha256_bytes(data)

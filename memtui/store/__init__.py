@@ -2,7 +2,9 @@
 
 ``safe_write`` (atomic, hash-guarded, confined writes; blobs of what a write
 replaced), ``files`` (reading a file without following symlinks or blocking;
-hashes), ``archive`` (``*.memoryfield.zip``), ``gitrepo`` (git plumbing),
+hashes), ``state`` (memtui's records under ``FIELD/.memtui/``, reached without
+following links), ``signing`` (the user's key: signing what memtui wrote),
+``archive`` (``*.memoryfield.zip``), ``gitrepo`` (git plumbing),
 ``edit_buffer`` (text for an editor and back to exact bytes), ``locations``
 (where memtui keeps its state and caches).
 

@@ -21,6 +21,7 @@ from pathlib import Path, PurePosixPath
 
 from memtui.errors import ArchiveError
 from memtui.store import locations
+from memtui.store.safe_write import has_control_characters
 from memtui.textsafety import visible
 
 MAX_MEMBER_BYTES = 64 * 1024 * 1024
@@ -34,6 +35,10 @@ _DAMAGED = (zipfile.BadZipFile, EOFError, NotImplementedError, ValueError, zlib.
 def _safe_member_name(name: str) -> str:
     if "\x00" in name:
         raise ArchiveError(f"zip member name contains NUL: {name!r}", "the archive is malformed")
+    if has_control_characters(name):
+        # memtui gives no file a name with a control character (a newline in a name injects lines).
+        raise ArchiveError(f"zip member name holds a control character: {visible(name, keep_newlines=False)}",
+                           "refusing to extract this archive")
     text = name.replace("\\", "/")
     if text.startswith("/") or (len(text) > 1 and text[1] == ":"):
         raise ArchiveError(f"zip member has an absolute path: {name}", "refusing to extract this archive")
@@ -167,6 +172,11 @@ def export_field(root: Path, out: Path) -> int:
             if any("\ud800" <= ch <= "\udfff" for ch in rel):
                 raise ArchiveError(
                     f"file name is not valid UTF-8: {visible(rel)}", "rename the file, then export again"
+                )
+            if has_control_characters(rel):
+                raise ArchiveError(
+                    f"file name holds a control character: {visible(rel, keep_newlines=False)}",
+                    "rename the file, then export again",
                 )
             files.append((rel, path))
     out.parent.mkdir(parents=True, exist_ok=True)

@@ -8,7 +8,10 @@ An editor widget sees a normalised form of the page:
   line inside the editor, or that was an undecodable byte, replaced by one
   placeholder character (control pictures such as ``␛`` for C0 controls, circled
   numbers for bidi and zero-width characters, private-use characters for C1
-  controls, line separators and undecodable bytes), mapped back exactly on save.
+  controls, other invisible characters, line separators and undecodable bytes),
+  mapped back exactly on save. Which occurrences count is ``textsafety``'s
+  judgement: a joiner inside a Persian word or an emoji's variation selector
+  stays as it is.
 
 ``to_bytes(buffer, edited)`` merges the edited lines with the original ones, so a
 page with CRLF endings, a BOM, invalid UTF-8 or unknown frontmatter keys
@@ -21,7 +24,12 @@ import difflib
 from dataclasses import dataclass
 
 from memtui.errors import MemtuiError
-from memtui.textsafety import BIDI_NAMES, ZERO_WIDTH_NAMES
+from memtui.textsafety import (
+    BIDI_NAMES,
+    HAZARD_CHARS,
+    ZERO_WIDTH_NAMES,
+    hazard_positions,
+)
 
 _PUA_BASE = 0xE000
 _SPECIAL = (
@@ -30,6 +38,7 @@ _SPECIAL = (
     + list(ZERO_WIDTH_NAMES)
     + ["\u2028", "\u2029"]  # line/paragraph separators (split lines in editors)
     + [chr(0xDC80 + b) for b in range(0x80)]  # undecodable bytes (surrogateescape)
+    + list(HAZARD_CHARS)  # every other invisible character (added last: earlier placeholders keep their code)
 )
 
 
@@ -70,18 +79,6 @@ def open_buffer(data: bytes) -> EditBuffer:
     bom = text.startswith("\ufeff")
     if bom:
         text = text[1:]
-    # Only the hidden characters this page has get placeholders; a page that
-    # contains one of those placeholders literally cannot be edited unambiguously.
-    hidden = {ch for ch in text if ch in TO_PLACEHOLDER and ch not in "\r"} | (
-        {"\r"} if "\r" in text.replace("\r\n", "") else set()
-    )
-    used = {TO_PLACEHOLDER[ch]: ch for ch in hidden}
-    clash = next((ch for ch in text if ch in used), None)
-    if clash is not None:
-        raise MemtuiError(
-            f"the page already contains the character U+{ord(clash):04X}, which the editor uses as a placeholder",
-            "edit this page in another editor",
-        )
     raw_lines = text.split("\n")
     lines: list[str] = []
     endings: list[str] = []
@@ -99,9 +96,26 @@ def open_buffer(data: bytes) -> EditBuffer:
             lines.append(line)
             endings.append("\n")
             lf += 1
-    encode = str.maketrans({original: shown for shown, original in used.items()})
-    mapped = [line.translate(encode) for line in lines]
-    hidden_count = sum(1 for line in lines for ch in line if ch in hidden)
+    # Only the hidden characters this page has get placeholders; a page that
+    # contains one of those placeholders literally cannot be edited unambiguously.
+    mapped: list[str] = []
+    used: dict[str, str] = {}
+    hidden_count = 0
+    for line in lines:
+        chars = list(line)
+        for index in hazard_positions(line):
+            shown = TO_PLACEHOLDER.get(chars[index])
+            if shown is not None:
+                used[shown] = chars[index]
+                chars[index] = shown
+                hidden_count += 1
+        mapped.append("".join(chars))
+    clash = next((ch for ch in text if ch in used), None)
+    if clash is not None:
+        raise MemtuiError(
+            f"the page already contains the character U+{ord(clash):04X}, which the editor uses as a placeholder",
+            "edit this page in another editor",
+        )
     return EditBuffer(
         original=data,
         text="\n".join(mapped),

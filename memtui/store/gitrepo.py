@@ -1,33 +1,57 @@
 """Git plumbing for fields that are git repositories.
 
-memtui never checks a branch out and never runs a repository's hooks: every
-command runs with ``-c core.hooksPath=/dev/null`` (no hook can be found there)
-and ``-c core.fsmonitor=false`` (no fsmonitor program is started). Branches are
-read with plumbing only (``for-each-ref``, ``merge-base``, ``diff-tree``,
-``ls-tree``, ``cat-file``). The only writes are ``git add`` of the pages memtui
-itself just wrote and ``git commit --only`` limited to those pages, so other
-staged changes of the user stay staged and out of memtui's commit.
+A field's ``.git/config`` is as hostile as its pages: it can name programs
+(``filter.<x>.clean``/``process`` activated by a ``.gitattributes``,
+``gpg.program`` with ``commit.gpgSign``, ``core.fsmonitor``, hooks, external
+diff and textconv drivers). memtui therefore runs only git commands that start
+none of them:
 
-A field counts as a git field only when it *is* the top of the work tree; a
-field that is a sub-folder of a larger repository is treated as a plain folder.
+- every command runs with ``-c core.hooksPath=/dev/null`` (no hook can be found
+  there), ``-c core.fsmonitor=false`` and signing turned off;
+- branches are read with plumbing only (``for-each-ref``, ``merge-base``,
+  ``diff-tree``, ``ls-tree``, ``cat-file``), which never reads the work tree;
+- a commit is built with plumbing too (``commit_paths``): memtui reads each
+  page's bytes itself, stores them with ``hash-object --no-filters`` into a
+  temporary index started from HEAD, then ``write-tree``, ``commit-tree
+  --no-gpg-sign`` and ``update-ref`` (refused if HEAD moved meanwhile). No
+  command of these reads the work tree, so no filter runs and nothing signs.
+  The user's other staged changes stay staged and out of memtui's commit.
+
+A field counts as a git field only when ``FIELD/.git`` is a real folder (not a
+symlink, not a ``gitdir:`` file pointing at another repository, not sharing
+another repository's data through ``commondir``) holding a repository; every
+command is pinned to it with ``GIT_DIR`` and ``GIT_WORK_TREE``, so neither
+discovery nor ``core.worktree`` can lead git elsewhere. A field that is a
+sub-folder of a larger repository is treated as a plain folder.
 """
 
 from __future__ import annotations
 
+import contextlib
 import datetime as _dt
 import os
 import shutil
+import stat
 import subprocess
+import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
 from memtui.errors import MemtuiError
+from memtui.store.files import read_bytes
 
 SAFE_CONFIG = (
     "-c", "core.hooksPath=/dev/null",
     "-c", "core.fsmonitor=false",
     "-c", "core.pager=cat",
     "-c", "color.ui=false",
+    "-c", "commit.gpgSign=false",
+    "-c", "tag.gpgSign=false",
+)
+# Variables that would point git at another repository, index or object store.
+_LOCATION_VARS = (
+    "GIT_DIR", "GIT_WORK_TREE", "GIT_INDEX_FILE", "GIT_OBJECT_DIRECTORY", "GIT_ALTERNATE_OBJECT_DIRECTORIES",
+    "GIT_COMMON_DIR", "GIT_NAMESPACE", "GIT_CEILING_DIRECTORIES", "GIT_DISCOVERY_ACROSS_FILESYSTEM",
 )
 DREAM_REF_PREFIX = "refs/heads/dream/"
 GIT_TIMEOUT = 60
@@ -43,8 +67,20 @@ class GitError(MemtuiError):
     """A git command failed."""
 
 
-def _env() -> dict[str, str]:
-    env = dict(os.environ)
+class BlobTooLarge(GitError):
+    """A blob is larger than the caller is willing to read."""
+
+    def __init__(self, message: str, hint: str = "", *, size: int = 0) -> None:
+        super().__init__(message, hint)
+        self.size = size
+
+
+def _env(root: Path | None, extra: dict[str, str] | None = None) -> dict[str, str]:
+    env = {key: value for key, value in os.environ.items() if key not in _LOCATION_VARS}
+    if root is not None:
+        env["GIT_DIR"] = os.path.join(os.path.abspath(root), ".git")
+        env["GIT_WORK_TREE"] = os.path.abspath(root)
+    env.update(extra or {})
     env.update(
         {
             "GIT_TERMINAL_PROMPT": "0",
@@ -61,15 +97,26 @@ def git_available() -> bool:
     return shutil.which("git") is not None
 
 
-def run(root: Path, *args: str, input: bytes | None = None, check: bool = True) -> subprocess.CompletedProcess:
-    """Run ``git <SAFE_CONFIG> args`` in ``root``; stdout/stderr are bytes."""
+def run(
+    root: Path,
+    *args: str,
+    input: bytes | None = None,
+    check: bool = True,
+    env: dict[str, str] | None = None,
+    repository: bool = True,
+) -> subprocess.CompletedProcess:
+    """Run ``git <SAFE_CONFIG> args`` in ``root``; stdout/stderr are bytes.
+
+    The command is pinned to ``root/.git`` (``repository=False``: to no
+    repository at all, for reading the user's own configuration).
+    """
     try:
         result = subprocess.run(
             ["git", *SAFE_CONFIG, *args],
             cwd=os.fspath(root),
             input=input,
             capture_output=True,
-            env=_env(),
+            env=_env(root if repository else None, env),
             timeout=GIT_TIMEOUT,
             check=False,
         )
@@ -90,18 +137,41 @@ def _out(result: subprocess.CompletedProcess) -> str:
     return result.stdout.decode("utf-8", "surrogateescape").strip()
 
 
+def git_dir_problem(root: Path) -> str | None:
+    """Why ``root/.git`` is not a repository memtui may use, or None when it is a real folder.
+
+    A ``.git`` file (``gitdir: /elsewhere``), a symlink, or a folder whose
+    ``commondir`` shares another repository's refs and objects would make memtui
+    read that repository's branches and commit into it.
+    """
+    path = os.path.join(os.fspath(root), ".git")
+    try:
+        st = os.lstat(path)
+    except FileNotFoundError:
+        return "the field has no .git folder"
+    except OSError as exc:
+        return f"cannot read .git: {exc.strerror or exc}"
+    if stat.S_ISLNK(st.st_mode):
+        return ".git is a symlink (to another repository?): not used"
+    if not stat.S_ISDIR(st.st_mode):
+        return ".git is a file pointing at another repository (gitdir:): not used"
+    if os.path.lexists(os.path.join(path, "commondir")):
+        return ".git shares another repository's data (commondir): not used"
+    return None
+
+
 def is_field_repo(root: Path) -> bool:
-    """True when ``root`` is the top of a git work tree (and git is installed)."""
-    if not git_available() or not Path(root).is_dir():
+    """True when ``root/.git`` is a real repository folder (and git is installed).
+
+    A field inside a larger repository (no ``.git`` of its own) is not a git field.
+    """
+    if not git_available() or not Path(root).is_dir() or git_dir_problem(root) is not None:
         return False
     try:
-        result = run(root, "rev-parse", "--show-toplevel", check=False)
+        result = run(root, "rev-parse", "--git-dir", check=False)
     except GitError:
         return False
-    if result.returncode != 0:
-        return False
-    top = _out(result)
-    return bool(top) and os.path.realpath(top) == os.path.realpath(root)
+    return result.returncode == 0
 
 
 def head(root: Path) -> str | None:
@@ -159,8 +229,26 @@ def diff_tree(root: Path, old: str, new: str) -> list[TreeChange]:
     return changes
 
 
-def cat_blob(root: Path, blob: str) -> bytes:
-    """The exact bytes of a blob (no filters, no conversion)."""
+def blob_size(root: Path, blob: str) -> int:
+    """The size of a blob in bytes, without reading it."""
+    try:
+        return int(_out(run(root, "cat-file", "-s", blob)))
+    except ValueError:
+        raise GitError(f"git cat-file gave no size for {blob[:12]}", "check the repository with git fsck") from None
+
+
+def cat_blob(root: Path, blob: str, *, max_bytes: int | None = None) -> bytes:
+    """The exact bytes of a blob (no filters, no conversion).
+
+    With ``max_bytes`` the size is asked first and a bigger blob is never read
+    (a 3 GB blob on a branch must not be loaded to find out it is too big).
+    """
+    if max_bytes is not None:
+        size = blob_size(root, blob)
+        if size > max_bytes:
+            raise BlobTooLarge(
+                f"{size:,} bytes, too large for a page", f"pages over {max_bytes:,} bytes are not read", size=size
+            )
     return run(root, "cat-file", "blob", blob).stdout
 
 
@@ -181,12 +269,15 @@ def entry_at(root: Path, commit: str, path: str) -> tuple[str, str] | None:
     return None
 
 
-def blob_at(root: Path, commit: str, path: str) -> bytes | None:
-    """The bytes of ``path`` in ``commit`` (regular files only), or None."""
+def blob_at(root: Path, commit: str, path: str, *, max_bytes: int | None = None) -> bytes | None:
+    """The bytes of ``path`` in ``commit`` (regular files only), or None.
+
+    ``max_bytes``: see ``cat_blob`` (raises ``BlobTooLarge``).
+    """
     found = entry_at(root, commit, path)
     if found is None or found[0] not in (MODE_FILE, MODE_EXEC):
         return None
-    return cat_blob(root, found[1])
+    return cat_blob(root, found[1], max_bytes=max_bytes)
 
 
 @dataclass(frozen=True, slots=True)
@@ -249,39 +340,145 @@ def ignored(root: Path, paths: list[str]) -> set[str]:
     return {p.decode("utf-8", "surrogateescape") for p in result.stdout.split(b"\x00") if p}
 
 
+def user_name(root: Path | None) -> str | None:
+    """``user.name`` as git would use it in the field ``root`` (its own setting counts), or None."""
+    repository = root is not None and is_field_repo(root)
+    folder = root if repository else Path(os.path.abspath(os.sep))
+    try:
+        result = run(folder, "config", "user.name", check=False, repository=repository)
+    except GitError:
+        return None
+    name = result.stdout.decode("utf-8", "replace").strip()
+    return name if result.returncode == 0 and name else None
+
+
+def _page_blob(root: Path, path: str) -> tuple[str, str] | None:
+    """``(mode, blob)`` for the page's bytes as they are on disk now, stored with no filter; None if absent.
+
+    memtui reads the file itself (never following a symlink) and hands git the
+    bytes, so no clean filter or end-of-line conversion of the repository runs:
+    the commit holds exactly the bytes memtui wrote.
+    """
+    try:
+        result = read_bytes(os.path.join(os.fspath(root), *path.split("/")))
+    except OSError:
+        return None  # a symlink, a folder, unreadable: not a page memtui commits
+    if result is None:
+        return None
+    data, st = result
+    blob = _out(run(root, "hash-object", "-w", "--no-filters", "--stdin", input=data))
+    return (MODE_EXEC if st.st_mode & stat.S_IXUSR else MODE_FILE), blob
+
+
+def _index_info(entries: dict[str, tuple[str, str] | None]) -> bytes:
+    """``update-index -z --index-info`` input: set each path to (mode, blob), or remove it (None)."""
+    out = bytearray()
+    for path, entry in entries.items():
+        mode, blob = entry if entry is not None else ("0", ZERO_SHA)
+        out += f"{mode} {blob}\t".encode("ascii") + path.encode("utf-8", "surrogateescape") + b"\x00"
+    return bytes(out)
+
+
+def _tree_of(root: Path, commit: str) -> str:
+    return _out(run(root, "rev-parse", "--verify", "--quiet", f"{commit}^{{tree}}"))
+
+
 def commit_paths(root: Path, paths: list[str], message: str) -> str | None:
     """Commit exactly ``paths`` as they are in the work tree now; return the new commit.
 
-    Pages that exist are added first (``git add``, never ``-f``: ignored pages are
-    left out); deleted pages that git tracks are committed as deletions. Other
-    staged changes are not part of the commit. Returns None when nothing among
-    ``paths`` differs from HEAD.
+    Built with plumbing that runs nothing from the repository's configuration
+    (see the module docstring). Pages that exist are committed with their
+    exact bytes (pages ignored by ``.gitignore`` and not tracked are left out);
+    pages that no longer exist are committed as deletions. Other staged changes
+    are not part of the commit. Returns None when nothing among ``paths``
+    differs from HEAD. The real index is then updated for ``paths`` only, so
+    ``git status`` shows them as committed.
     """
+    root = Path(root)
+    parent = head(root)
     known = tracked(root, paths)
     present = [p for p in paths if os.path.lexists(os.path.join(root, *p.split("/")))]
     skip = ignored(root, present) - known
-    to_add = [p for p in present if p not in skip]
-    if to_add:
-        run(root, "add", "--", *to_add)
-    candidates = [p for p in paths if p in known or p in to_add]
-    if not candidates:
+    entries: dict[str, tuple[str, str] | None] = {}
+    for path in paths:
+        if path in skip:
+            continue
+        found = _page_blob(root, path)
+        if found is not None:
+            entries[path] = found
+        elif path in known or (parent is not None and entry_at(root, parent, path) is not None):
+            entries[path] = None
+    if not entries:
         return None
-    if head(root) is not None:
-        diff = run(root, "diff", "--no-ext-diff", "--name-only", "-z", "HEAD", "--", *candidates, check=False)
-        if diff.returncode == 0 and not diff.stdout.strip(b"\x00"):
-            return None  # the work tree already matches HEAD for these pages
-    run(root, "commit", "--only", "--no-verify", "--quiet", "-m", message, "--", *candidates)
-    return head(root)
+    with tempfile.TemporaryDirectory(prefix="memtui-git-") as tmp:
+        private = {"GIT_INDEX_FILE": os.path.join(tmp, "index")}
+        if parent is not None:
+            run(root, "read-tree", parent, env=private)
+        run(root, "update-index", "-z", "--index-info", input=_index_info(entries), env=private)
+        tree = _out(run(root, "write-tree", env=private))
+    if parent is not None and tree == _tree_of(root, parent):
+        return None  # the pages already match HEAD
+    args = ["commit-tree", tree, "--no-gpg-sign", "-F", "-"]
+    if parent is not None:
+        args[2:2] = ["-p", parent]
+    commit = _out(run(root, *args, input=message.encode("utf-8")))
+    # Moves the branch HEAD names (or creates it), only if HEAD is still where we started.
+    run(root, "update-ref", "-m", "memtui: commit", "HEAD", commit, parent or ZERO_SHA)
+    with contextlib.suppress(GitError):  # the commit is made; a stale index entry only confuses git status
+        sync_index(root, list(entries))
+    return commit
+
+
+def sync_index(root: Path, paths: list[str]) -> None:
+    """Make the real index hold HEAD's version of ``paths`` (removed where HEAD has none).
+
+    Used after memtui's own commit, and to undo what an interrupted change
+    left in the index. Writing an index makes git re-check "racily clean"
+    entries through the repository's filters, so the write runs against a
+    stand-in repository folder (``_index_writer_env``) that has none of the
+    field's configuration; only the index file and the objects are the real ones.
+    """
+    if not paths:
+        return
+    now = head(root)
+    entries = {path: (entry_at(root, now, path) if now is not None else None) for path in paths}
+    info = _index_info(entries)
+    object_format = _out(run(root, "rev-parse", "--show-object-format", check=False)) or "sha1"
+    with tempfile.TemporaryDirectory(prefix="memtui-gitdir-") as stand_in:
+        run(root, "update-index", "-z", "--index-info", input=info, env=_index_writer_env(root, stand_in, object_format))
+
+
+def _index_writer_env(root: Path, stand_in: str, object_format: str) -> dict[str, str]:
+    """Environment that lets git write ``root``'s index without reading ``root/.git/config``.
+
+    ``stand_in`` becomes ``GIT_DIR``: an empty repository with a config of
+    memtui's own (so no filter driver, fsmonitor or hook of the field is
+    known); ``GIT_INDEX_FILE`` and ``GIT_OBJECT_DIRECTORY`` point at the real
+    index and objects.
+    """
+    real = os.path.join(os.path.abspath(root), ".git")
+    os.makedirs(os.path.join(stand_in, "refs"), exist_ok=True)
+    os.makedirs(os.path.join(stand_in, "info"), exist_ok=True)
+    with open(os.path.join(stand_in, "HEAD"), "w", encoding="ascii") as handle:
+        handle.write("ref: refs/heads/memtui-index-only\n")
+    config = "[core]\n\trepositoryformatversion = 0\n\tbare = false\n"
+    if object_format != "sha1":
+        config = (
+            "[core]\n\trepositoryformatversion = 1\n\tbare = false\n"
+            f"[extensions]\n\tobjectformat = {object_format}\n"
+        )
+    with open(os.path.join(stand_in, "config"), "w", encoding="ascii") as handle:
+        handle.write(config)
+    return {
+        "GIT_DIR": stand_in,
+        "GIT_INDEX_FILE": os.path.join(real, "index"),
+        "GIT_OBJECT_DIRECTORY": os.path.join(real, "objects"),
+    }
 
 
 def unstage(root: Path, paths: list[str]) -> None:
-    """Reset the index entries of ``paths`` to HEAD (undo a ``git add`` memtui made)."""
-    if not paths:
-        return
-    if head(root) is None:
-        run(root, "rm", "--cached", "-q", "--ignore-unmatch", "--", *paths, check=False)
-    else:
-        run(root, "reset", "-q", "HEAD", "--", *paths, check=False)
+    """Reset the index entries of ``paths`` to HEAD (undo what an interrupted change staged)."""
+    sync_index(root, paths)
 
 
 def previous_blobs(root: Path, paths: dict[str, object], *, commits: int = 1000) -> dict[str, bytes]:

@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 import datetime as _dt
 import importlib
+import os
 import signal
 import threading
 import time
@@ -106,7 +107,8 @@ class MemtuiApp(App):
         settings: Settings | None = None,
         dialect: str | None = None,
     ) -> None:
-        self.field_path = Path(field_path)
+        # Absolute: "." (memtui run inside the field) would keep naming a folder deleted and recreated.
+        self.field_path = Path(os.path.abspath(field_path))
         self.dialect = dialect  # --dialect: read every page as this format
         self.index_dir = index_dir
         self.watch_enabled = watch
@@ -363,8 +365,15 @@ class MemtuiApp(App):
         except MemtuiError as exc:
             safe.notify(self, exc.message, title="recovery", severity="error", timeout=20)
             return
-        if recovered:
-            safe.notify(self, f"rolled back an interrupted apply: {recovered}", title="recovery", severity="warning")
+        outcomes = {
+            "rolled-back": "an interrupted change was rolled back",
+            "completed": "an interrupted change was completed",
+        }
+        for recovery in recovered:
+            message = outcomes.get(recovery.outcome, "an interrupted change needs attention (it was not replayed)")
+            details = "".join(f"\n{problem}" for problem in recovery.problems)
+            safe.notify(self, f"{message}: {recovery.label}{details}", title="recovery", severity="warning", timeout=20)
+        if any(recovery.outcome != "needs-attention" for recovery in recovered):
             self.field.rescan()
 
     def request_analysis(self) -> None:
@@ -486,8 +495,12 @@ class MemtuiApp(App):
         """Bring ``app.field`` in line with what changed on disk and tell the screens."""
         if self.field is None:
             return
+        if batch.notice:
+            safe.notify(self, batch.notice, title="field folder", severity="warning", timeout=10)
         changed: list[str] = []
         removed: list[str] = []
+        if batch.rescanned and not self.field.root.is_dir():
+            batch = ChangeBatch()  # the folder is gone: keep showing what was there (the status bar says so)
         if batch.rescanned:
             result = self.field.rescan()
             changed = result["added"] + result["changed"]

@@ -52,8 +52,8 @@ class PagesProvider(Provider):
             if number % 500 == 0:
                 await asyncio.sleep(0)
             title = one_line(info.title, 80)
-            candidate = f"{title}  {info.id or ''}".strip()
-            score = max(matcher.match(candidate), matcher.match(info.path) * 0.9)
+            candidate = f"{title}  {one_line(info.id or '', 80)}".strip()  # an id is page text too
+            score = max(matcher.match(candidate), matcher.match(one_line(info.path)) * 0.9)
             if score > 0:
                 scored.append((score, candidate, info.path))
         scored.sort(key=lambda item: -item[0])
@@ -61,7 +61,7 @@ class PagesProvider(Provider):
             prompt = _highlighted(matcher, candidate)
             prompt.append("\n")
             prompt.append(one_line(path), style="dim")
-            yield Hit(score, prompt, partial(app.open_page, path), text=f"open {path}")
+            yield Hit(score, prompt, partial(app.open_page, path), text=f"open {one_line(path)}")
 
 
 # (name, help, action string run on the app)

@@ -5,7 +5,10 @@ the size and modification time of the page it describes to ``rows.json`` in the
 field's cache folder. On the next launch, right after the folder scan, rows whose
 page has the same size and time are shown at once; other pages show as "reading"
 until the field is loaded. The file is a disposable cache like the others: a
-missing or damaged one only means the list fills in a moment later.
+missing or damaged one only means the list fills in a moment later. Its first
+line carries an HMAC of the rest made with the user's key, so rows forged by
+someone who can write the cache folder (a quarantined page shown as reviewed)
+are never shown.
 """
 
 from __future__ import annotations
@@ -15,19 +18,22 @@ from pathlib import Path
 
 from memtui import __version__
 from memtui.field.field import ScanEntry
+from memtui.store import signing
 from memtui.store.safe_write import write_internal_file
 from memtui.tui.model import PENDING, PageRow, make_cells, pending_row
 
 ROW_CACHE = "rows.json"
-SCHEMA = 1
+SCHEMA = 2
 _FIELDS = ("title", "kind", "subject", "updated", "trust", "status", "errors", "warnings", "proposals")
 
 
 def load_rows(cache_dir: Path, entries: list[ScanEntry]) -> dict[str, PageRow]:
     """A row for every scanned page: the cached one when the page is unchanged, else a placeholder."""
     try:
-        data = json.loads((cache_dir / ROW_CACHE).read_bytes())
-        cached = data["rows"] if data.get("schema") == SCHEMA and data.get("version") == __version__ else {}
+        header, _, body = (cache_dir / ROW_CACHE).read_bytes().partition(b"\n")
+        meta = json.loads(header)
+        trusted = meta.get("schema") == SCHEMA and meta.get("version") == __version__
+        cached = json.loads(body) if trusted and signing.verify(body, meta.get("hmac")) else {}
     except (OSError, ValueError, KeyError, TypeError, AttributeError):
         cached = {}
     rows: dict[str, PageRow] = {}
@@ -45,16 +51,16 @@ def load_rows(cache_dir: Path, entries: list[ScanEntry]) -> dict[str, PageRow]:
 
 def save_rows(cache_dir: Path, rows: dict[str, PageRow], stats: dict[str, tuple[int, int]]) -> None:
     """Write the rows of pages whose size and time are known (best effort)."""
-    payload = {
-        "schema": SCHEMA,
-        "version": __version__,
-        "rows": {
+    body = json.dumps(
+        {
             path: [*stats[path], *(getattr(row, name) for name in _FIELDS)]
             for path, row in rows.items()
             if path in stats and row.trust != PENDING
         },
-    }
+        separators=(",", ":"),
+    ).encode()
+    header = json.dumps({"schema": SCHEMA, "version": __version__, "hmac": signing.sign(body)}).encode()
     try:
-        write_internal_file(cache_dir / ROW_CACHE, json.dumps(payload, separators=(",", ":")).encode())
+        write_internal_file(cache_dir / ROW_CACHE, header + b"\n" + body)
     except OSError:
         pass

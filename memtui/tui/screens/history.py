@@ -51,7 +51,7 @@ def version_prompt(version: Version, colours: dict[str, str], *, held: bool, las
     current = version.status == CURRENT
     text = Text()
     rail = "└─" if last else "├─"
-    start = version.valid_from or "????-??-??"
+    start = one_line(version.valid_from or "????-??-??", 10)
     text.append(f"{start} {rail} ", style="dim")
     if current:
         text.append("● CURRENT    ", style=f"bold reverse {colours.get('success', '')}")
@@ -68,7 +68,7 @@ def version_prompt(version: Version, colours: dict[str, str], *, held: bool, las
     if what and (version.form != "inline" or what not in version.title):
         text.append(f"\n{pad}")
         text.append(one_line(what, 160), style="italic" if current else "dim italic")
-    text.append(f"\n{pad}valid {version.valid_from or '?'} → {version.valid_to or 'now'}", style="")
+    text.append(f"\n{pad}valid {one_line(version.valid_from or '?', 40)} → {one_line(version.valid_to or 'now', 40)}")
     where = version.path if version.line is None else f"{version.path}:{version.line}"
     text.append(f"   {one_line(where)}", style="dim")
     if version.sources:

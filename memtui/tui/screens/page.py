@@ -17,8 +17,8 @@ from textual.widgets.option_list import Option
 
 from memtui.field.checks import SEVERITY_ORDER, check_page, check_page_local
 from memtui.field.history import CURRENT
-from memtui.field.page import ParsedPage, parse_bytes
-from memtui.store.files import read_bytes
+from memtui.field.page import MAX_PARSE_BYTES, ParsedPage, parse_bytes
+from memtui.store.files import FileTooLarge, read_bytes, read_head
 from memtui.textsafety import one_line, plural
 from memtui.tui import safe
 from memtui.tui.events import FieldEvent
@@ -42,6 +42,7 @@ KNOWN_KEYS = {
 SEVERITY_GLYPH = {"error": ("✖", "error"), "warning": ("▲", "warning"), "info": ("·", "secondary")}
 NARROW = 100  # under this many columns the side panel folds away (i shows it instead of the body)
 LINE_ANCHOR_RE = re.compile(r"#L(\d+)")
+RAW_PREVIEW_BYTES = 64 * 1024  # what an unparsed page shows of itself
 
 
 class PageBodyView(Static):
@@ -125,8 +126,11 @@ class PageScreen(Screen):
     # ------------------------------------------------------------------ loading
     def load(self) -> None:
         field = self.app.field
+        abspath = Path(field.root, *self.path.split("/"))
         try:
-            result = read_bytes(Path(field.root, *self.path.split("/")))
+            result = read_bytes(abspath, max_bytes=MAX_PARSE_BYTES)
+        except FileTooLarge:
+            result = read_head(abspath, RAW_PREVIEW_BYTES)  # shown raw: never the whole file
         except OSError as exc:
             result = None
             safe.notify(self.app, f"cannot read {self.path}: {exc}", severity="error")
@@ -168,7 +172,7 @@ class PageScreen(Screen):
         if self.raw:
             body.update(render_raw(self.data or b""))
         elif info is not None and not info.parsed:
-            body.update(Text.assemble(("not parsed: ", "bold"), one_line(info.problems[0][2] if info.problems else ""), "\n\n", render_raw(self.data or b"", limit=64 * 1024)))
+            body.update(Text.assemble(("not parsed: ", "bold"), one_line(info.problems[0][2] if info.problems else ""), "\n\n", render_raw(self.data or b"", limit=RAW_PREVIEW_BYTES)))
         else:
             view = info.norm.get("agent_view") if info is not None else None
             rendered = render_body(
@@ -307,7 +311,7 @@ class PageScreen(Screen):
             return
         history = field.history
         version = history.page_version(self.path)
-        text.append("● current" if version.status == CURRENT else f"↷ {version.reason}", style="bold" if version.status == CURRENT else "dim")
+        text.append("● current" if version.status == CURRENT else f"↷ {one_line(version.reason)}", style="bold" if version.status == CURRENT else "dim")
         if version.supersedes:
             text.append(f"\nreplaces: {one_line(', '.join(version.supersedes))}")
         if version.superseded_by:

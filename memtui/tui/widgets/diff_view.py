@@ -1,8 +1,9 @@
 """Render a ``memtui.review.diffs.PageDiff`` as unified or side-by-side Rich renderables.
 
-The diff data is already made visible (placeholders for control characters) by
-the model; here it only gets colours: added/removed lines, the changed words of
-each paired line, and source tags in their tag colours.
+The diff lines are already made visible (placeholders for control characters) by
+the model; here they only get colours: added/removed lines, the changed words of
+each paired line, and source tags in their tag colours. The page's path (a file
+name can hold an escape sequence) and the notes go through ``one_line`` here.
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ from rich.table import Table
 from rich.text import Text
 
 from memtui.review import diffs
+from memtui.textsafety import one_line
 
 
 def _tagged(text: str, colours: dict[str, str], base: str = "") -> Text:
@@ -31,10 +33,10 @@ def unified(diff: diffs.PageDiff, colours: dict[str, str]) -> Group:
     add = colours.get("success", "")
     remove = colours.get("error", "")
     lines = []
-    header = Text(f"{diff.path}  ({diff.action}, +{diff.added} −{diff.removed})", style="bold")
+    header = Text(f"{one_line(diff.path)}  ({diff.action}, +{diff.added} −{diff.removed})", style="bold")
     lines.append(header)
     for note in diff.notes:
-        lines.append(Text(f"  ▲ {note}", style=colours.get("warning", "")))
+        lines.append(Text(f"  ▲ {one_line(note)}", style=colours.get("warning", "")))
     for line in diff.unified:
         if line.kind == diffs.HUNK:
             lines.append(Text(line.text, style=f"bold {colours.get('primary', '')}"))
@@ -57,7 +59,10 @@ def unified(diff: diffs.PageDiff, colours: dict[str, str]) -> Group:
 def side_by_side(diff: diffs.PageDiff, colours: dict[str, str]) -> Table:
     add = colours.get("success", "")
     remove = colours.get("error", "")
-    table = Table(title=Text(f"{diff.path}  ({diff.action})", style="bold"), title_justify="left", expand=True, show_lines=False)
+    table = Table(
+        title=Text(f"{one_line(diff.path)}  ({diff.action})", style="bold"), title_justify="left", expand=True,
+        show_lines=False,
+    )
     table.add_column("", justify="right", style="dim", no_wrap=True, width=4)
     table.add_column("before", ratio=1, overflow="fold")
     table.add_column("", justify="right", style="dim", no_wrap=True, width=4)

@@ -18,6 +18,7 @@ WATCH_GLYPHS = {
     "rescanning": ("↻", "rescanning", "warning"),
     "read-only": ("◇", "read-only", "secondary"),
     "down": ("✖", "down", "error"),
+    "gone": ("✖", "field folder gone", "error"),
     "stopped": ("○", "stopped", "secondary"),
 }
 
