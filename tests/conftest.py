@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import shutil
 from pathlib import Path
 
@@ -9,6 +10,15 @@ import pytest
 
 REPO = Path(__file__).resolve().parent.parent
 SAMPLE_FIELD = REPO / "sample-field"
+
+
+def pytest_xdist_auto_num_workers(config) -> int:
+    """``-n auto``: a worker per core and one more (tests wait on terminals, watchers, git);
+    MEMTUI_TEST_WORKERS overrides."""
+    chosen = os.environ.get("MEMTUI_TEST_WORKERS", "")
+    if chosen.isdigit():
+        return int(chosen)
+    return min((os.cpu_count() or 1) + 1, 8)
 
 
 @pytest.fixture(autouse=True)
