@@ -4,7 +4,6 @@
     python bench/bench.py --sizes 200 --quick         # a smoke run (seconds)
     python bench/bench.py --sizes 1000 --save         # also write bench/results/<time>.json
     python bench/bench.py --sizes 1000 --fields cjk   # only the CJK-heavy field
-    python bench/bench.py --sizes 1000 --no-positions # indexes without word positions (their cost)
 
 For each size N the script generates synthetic fields of N pages
 (``bench/synthetic.py``): an English one and a CJK-heavy one (Chinese and
@@ -39,6 +38,7 @@ import argparse
 import json
 import os
 import random
+import re
 import resource
 import shutil
 import sqlite3
@@ -62,6 +62,7 @@ TARGETS = {
     "warm_open_s": ("< 0.5 s at 10k", lambda v, n: n < 10000 or v < 0.5),
     "change_p95_ms": ("p95 < 300 ms", lambda v, n: v < 300),
     "search_p95_ms": ("p95 < 20 ms", lambda v, n: v < 20),
+    "phrase_p95_ms": ("p95 < 100 ms", lambda v, n: v < 100),
     "tui_cold_launch_s": ("< 2 s at 10k", lambda v, n: n < 10000 or v < 2),
     "tui_warm_launch_s": ("< 1 s at 10k", lambda v, n: n < 10000 or v < 1),
     "detect_share_pct": ("<= 5% of cold launch", lambda v, n: n < 10000 or v <= 5),
@@ -209,6 +210,11 @@ def measure_live(ctx: BenchContext) -> dict:
             started = time.perf_counter()
             svc.search(query, limit=20)
             search_times.append((time.perf_counter() - started) * 1000)
+        phrase_times = []
+        for query in phrase_queries(ctx, ctx.queries):
+            started = time.perf_counter()
+            svc.search(query, limit=20)
+            phrase_times.append((time.perf_counter() - started) * 1000)
         segments = svc.segment_count()
     finally:
         svc.close()
@@ -218,9 +224,38 @@ def measure_live(ctx: BenchContext) -> dict:
         "change_misses": misses,
         "search_p50_ms": percentile(search_times, 0.5),
         "search_p95_ms": percentile(search_times, 0.95),
+        "phrase_p50_ms": percentile(phrase_times, 0.5),
+        "phrase_p95_ms": percentile(phrase_times, 0.95),
         "segments_after_changes": segments_before,
         "segments_when_searching": segments,
     }
+
+
+_LATIN_PAIR_RE = re.compile(r"\b([a-z]{4,}) ([a-z]{4,})\b")
+_CJK_RUN_RE = re.compile("[\u3040-\u30ff\u3400-\u9fff]{4,}")
+
+
+def phrase_queries(ctx: BenchContext, count: int) -> list[str]:
+    """Quoted phrases taken from the pages (two neighbouring words; four CJK characters), so
+    each is in at least one page: the index finds the pages holding the words, search
+    checks the order on their text."""
+    rng = random.Random(13)
+    queries: list[str] = []
+    for _ in range(count * 20):
+        if len(queries) >= count:
+            break
+        text = (ctx.field / rng.choice(ctx.pages)).read_text(encoding="utf-8").split("---", 2)[-1]
+        if ctx.script == "cjk":
+            runs = _CJK_RUN_RE.findall(text)
+            if runs:
+                run = rng.choice(runs)
+                start = rng.randrange(len(run) - 3)
+                queries.append(f'"{run[start : start + 4]}"')
+        else:
+            pairs = _LATIN_PAIR_RE.findall(text)
+            if pairs:
+                queries.append('"{} {}"'.format(*rng.choice(pairs)))
+    return queries
 
 
 # ---------------------------------------------------------------------- the TUI
@@ -289,10 +324,8 @@ def run_child(size: int, changes: int, queries: int, keep: Path | None, script: 
         generated = time.perf_counter() - started
         field_bytes = sum((root / p).stat().st_size for p in pages)
         ctx = BenchContext(size, root, pages, work, changes, queries, script=script)
-        from memtui.index.analysis import POSITIONS
-
         results: dict = {"pages": len(pages), "field_mb": field_bytes / 1e6, "generate_s": generated,
-                         "script": script, "positions": POSITIONS}
+                         "script": script}
         for name, fn in MEASUREMENTS:
             ctx.results = results
             try:
@@ -326,6 +359,8 @@ ROWS = [
     ("change_misses", "changes never found (10 s)", "{:.0f}", ""),
     ("search_p50_ms", "search latency p50 (ms)", "{:.1f}", ""),
     ("search_p95_ms", "search latency p95 (ms)", "{:.1f}", "search_p95_ms"),
+    ("phrase_p50_ms", "phrase search latency p50 (ms)", "{:.1f}", ""),
+    ("phrase_p95_ms", "phrase search latency p95 (ms)", "{:.1f}", "phrase_p95_ms"),
     ("segments_after_changes", "segments after the changes", "{:.0f}", ""),
     ("segments_when_searching", "segments when searching (merged)", "{:.0f}", ""),
     ("tui_cold_launch_s", "TUI launch, no cache or index (s)", "{:.2f}", "tui_cold_launch_s"),
@@ -356,7 +391,7 @@ def print_table(runs: list[tuple[int, str, dict]]) -> None:
     header = "metric".ljust(label_width) + "".join(h.rjust(16) for h in heads) + "   target"
     print(header)
     print("-" * len(header))
-    known = {key for key, _, _, _ in ROWS} | {"script", "positions"}
+    known = {key for key, _, _, _ in ROWS} | {"script"}
     for key, label, fmt, target in ROWS:
         if not any(key in figures for _, _, figures in runs):
             continue
@@ -373,8 +408,7 @@ def print_table(runs: list[tuple[int, str, dict]]) -> None:
     for key in extra:
         cells = "".join(str(figures.get(key, "-"))[:40].rjust(16) for _, _, figures in runs)
         print(key.ljust(label_width) + cells)
-    positions = {figures.get("positions") for _, _, figures in runs}
-    print("(! = misses its target)" + ("" if positions != {False} else "  (built without word positions)"))
+    print("(! = misses its target)")
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -388,8 +422,6 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--keep", metavar="DIR", help="generate fields under DIR and keep them")
     parser.add_argument("--fields", nargs="+", choices=["latin", "cjk"], default=["latin", "cjk"],
                         help="which synthetic fields: English (latin) and/or CJK-heavy (cjk); default both")
-    parser.add_argument("--no-positions", action="store_true",
-                        help="build indexes without word positions (to measure what phrase search costs)")
     parser.add_argument("--child", type=int, help=argparse.SUPPRESS)
     parser.add_argument("--script", default="latin", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
@@ -403,8 +435,6 @@ def main(argv: list[str] | None = None) -> int:
         print(json.dumps(run_child(args.child, args.changes, args.queries, keep, args.script)))
         return 0
     env = dict(os.environ)
-    if args.no_positions:
-        env["MEMTUI_INDEX_POSITIONS"] = "0"
     runs: list[tuple[int, str, dict]] = []
     for size in args.sizes:
         for script in args.fields:
@@ -425,7 +455,6 @@ def main(argv: list[str] | None = None) -> int:
         "cpus": os.cpu_count(),
         "changes": args.changes,
         "queries": args.queries,
-        "positions": not args.no_positions,
         "results": {label_of(size, script): figures for size, script, figures in runs},
     }
     targets = []

@@ -5,17 +5,16 @@ from __future__ import annotations
 
 import random
 import unicodedata
-from collections import Counter, defaultdict
+from collections import Counter
 
 import pytest
 from whoosh import fields, index
 from whoosh.qparser import QueryParser
-from whoosh.query import And, Phrase
+from whoosh.query import And
 from whoosh.writing import SegmentWriter
 
 from memtui.index.analysis import (
     ExactField,
-    PackedPositions,
     PageText,
     PageTextValue,
     WordSet,
@@ -30,10 +29,9 @@ from memtui.index.analysis import (
     query_analyzer,
     tag_terms,
     term_counts,
-    term_positions,
 )
 from memtui.index.fastwrite import INLINE_LIMIT, FastSegmentWriter
-from memtui.index.search import CharPrefix, QueryBuilder, parse_query
+from memtui.index.search import CharPrefix, QueryBuilder, Unit, parse_query
 
 SAMPLES = [
     "Public API decisions: REST, GraphQL and tRPC were decided in 2026.",
@@ -71,18 +69,20 @@ def test_index_terms_match_the_query_analyzer(lang: str) -> None:
 
 
 @pytest.mark.parametrize("lang", LANGS)
-def test_positions_match_the_query_analyzer(lang: str) -> None:
+def test_the_counts_of_a_field_of_several_parts_match_the_query_analyzer(lang: str) -> None:
     for text in SAMPLES + _random_samples(150, 5):
-        parts = PageTextValue(("A title, twice", text, "the body " + text), lang)
-        expected = defaultdict(list)
-        for token in query_analyzer()(parts, positions=True):
-            if token.primary:
-                expected[token.text.encode("utf-8")].append(token.pos)
-        got, others = term_positions(parts)
-        assert {k: sorted(v) for k, v in got.items()} == {k: sorted(v) for k, v in expected.items()}, text
-        counted = Counter(others)
-        counted.update({term: len(found) for term, found in got.items()})
-        assert counted == Counter(term_counts(parts)), text  # the path without positions counts the same
+        parts = PageTextValue(("A title, twice", text, "the body " + text, "给飞书" * 3, text), lang)
+        expected = Counter(token.text for token in query_analyzer()(parts))
+        assert Counter(term_counts(parts)) == expected, text
+
+
+def _primary_sequence(text: str, lang: str) -> tuple[str, ...]:
+    """A text's primary terms in position order: what a phrase of that text must find."""
+    primary: dict[int, str] = {}
+    for token in query_analyzer(lang)(text, positions=True):
+        if token.primary:
+            primary.setdefault(token.pos, token.text)
+    return tuple(primary[at] for at in sorted(primary))
 
 
 @pytest.mark.parametrize("lang", LANGS)
@@ -90,7 +90,7 @@ def test_a_query_word_finds_the_terms_the_page_has(lang: str) -> None:
     """Whatever a page says, each unit the same text makes in a query holds a term the page
     has, in the page's language; primary terms of a phrase are the page's, in order."""
     words = [w for text in SAMPLES + _random_samples(60, 7) for w in text.split()]
-    builder = QueryBuilder("text", [lang] if lang else [], positions=True)
+    builder = QueryBuilder("text", [lang] if lang else [])
     for word in words:
         page_terms = set(index_terms(word, lang))
         for unit in builder.word(word):
@@ -98,24 +98,17 @@ def test_a_query_word_finds_the_terms_the_page_has(lang: str) -> None:
                 assert any(t.startswith(c) for c in unit.terms for t in page_terms), (word, unit.terms)
             else:
                 assert unit.terms & page_terms, (word, unit.terms, page_terms)
-        sequences = {tuple(_sequence(q)) for unit in builder.phrase(word) for q in _variants(unit.query)}
-        positions, _ = term_positions(word, lang)
-        primary = tuple(t.decode() for t, _ in sorted(((t, p) for t, ps in positions.items() for p in ps),
-                                                      key=lambda i: i[1]))
+        primary = _primary_sequence(word, lang)
         if primary:
+            sequences = {words for unit in builder.phrase(word) for words in _alternatives(unit)}
             assert primary in sequences, (word, primary, sequences)  # the page's own sequence is a variant
 
 
-def _variants(q):
-    return list(q.subqueries) if hasattr(q, "subqueries") and not isinstance(q, And) else [q]
-
-
-def _sequence(q) -> list[str]:
-    if isinstance(q, Phrase):
-        return list(q.words)
-    if isinstance(q, And):
-        return [sub.text for sub in q.subqueries]
-    return [q.text]
+def _alternatives(unit: Unit) -> list[tuple[str, ...]]:
+    """The word sequences a phrase unit accepts (a one-word phrase: its terms)."""
+    if unit.phrase is not None:
+        return list(unit.phrase.alternatives)
+    return [(term,) for term in unit.terms]
 
 
 def test_stems_and_stop_words() -> None:
@@ -138,20 +131,8 @@ def test_identifiers_are_indexed_whole_and_by_their_parts() -> None:
     assert set(index_terms("retryWithJitter")) == {"retrywithjitter", "retri", "jitter"}
     assert set(index_terms("tRPC iPhone")) == {"trpc", "iphon"}  # a one-letter hump keeps a word whole
     assert set(index_terms("file-name.md")) == {"file-name.md", "file", "name", "md"}
-    positions, counts = term_positions("see retryWithJitter now")
-    assert positions[b"retri"] == [1] and positions[b"jitter"] == [2] and positions[b"now"] == [3]
-    assert counts == {b"retrywithjitter": 1}  # the whole is never part of a phrase: counted, no position
-
-
-def test_packed_positions_round_trip() -> None:
-    fmt = PackedPositions()
-    for positions in ([0], [255], [3, 4, 5], [0, 254, 255, 509], [1, 70000, 70001], list(range(0, 3000, 7))):
-        value = fmt.encode(positions)
-        assert fmt.decode_positions(value) == positions
-        assert fmt.decode_frequency(value) == len(positions)
-        value = fmt.encode_posting(len(positions) + 3, positions)  # three more occurrences without positions
-        assert fmt.decode_positions(value) == positions and fmt.decode_frequency(value) == len(positions) + 3
-    assert fmt.decode_positions(fmt.encode_posting(2, [])) == [] and fmt.decode_frequency(fmt.encode_posting(2, [])) == 2
+    # In a phrase the parts follow one another; the whole is never part of a phrase.
+    assert _primary_sequence("see retryWithJitter now", "") == ("see", "retri", "jitter", "now")
 
 
 def test_language_detection() -> None:
@@ -186,11 +167,13 @@ def test_pattern_queries_keep_their_letters() -> None:
     assert str(parse_query("deployed", build_schema()).query) == "text:deploi"
 
 
-def test_without_positions_a_phrase_is_all_of_its_words() -> None:
-    schema = build_schema()
-    assert isinstance(parse_query('"public API"', schema).query, Phrase)
-    no_positions = fields.Schema(path=ExactField(stored=True), text=PageText(positions=False))
-    assert isinstance(parse_query('"public API"', no_positions).query, And)
+def test_a_phrase_finds_the_pages_holding_its_words_and_is_checked_on_their_text() -> None:
+    parsed = parse_query('"public API" deploy', build_schema())
+    assert isinstance(parsed.query, And)  # the index holds no positions: every word, in any order
+    assert [phrase.alternatives for phrase in parsed.phrases] == [(("public", "api"),)]
+    assert parse_query('"deploy"', build_schema()).phrases == []  # one word: nothing to check
+    identifier = parse_query("retryWithJitter", build_schema())
+    assert identifier.phrases[0].alternatives == (("retrywithjitter",), ("retri", "jitter"))
 
 
 def _schema() -> fields.Schema:
@@ -273,16 +256,12 @@ def test_fast_writer_builds_the_same_index_as_whoosh(tmp_path) -> None:
     assert rare, "the sample must exercise inlined posting lists"
     for query in ("common", "w1 OR w2", "rare-one", "title:w5 common"):
         assert _scores(built["stock"], query) == _scores(built["fast"], query)
-    # Positions: phrases over block postings and over inlined (rare) ones.
-    for query in ('"common common"', '"rare one"', '"w1 common"', '"unique3 w7"'):
-        assert _scores(built["stock"], query) == _scores(built["fast"], query), query
-    assert _scores(built["fast"], '"common common"') and _scores(built["fast"], '"rare one"')
     # "uniqueN" is in at most two pages: its postings are inlined in the term entry.
     doc = docs[7]
-    last, unique = doc["body"].split()[-2:]
+    unique = doc["body"].split()[-1]
     assert unique == "unique2" and fast[("body", b"unique2")][1] <= INLINE_LIMIT
-    assert doc["path"] in [p for p, _ in _scores(built["fast"], f'"{last} {unique}"')]
-    assert doc["path"] not in [p for p, _ in _scores(built["fast"], f'"{unique} {last}"')]
+    assert doc["path"] in [p for p, _ in _scores(built["fast"], unique)]
+    assert _scores(built["stock"], unique) == _scores(built["fast"], unique)
 
 
 def _build_with_changes(folder, writer_class) -> list:

@@ -176,6 +176,36 @@ def test_a_quoted_query_is_a_phrase(svc) -> None:
     assert search_paths(svc, '"API public"') == []
 
 
+def test_a_page_with_the_words_of_a_phrase_apart_is_a_partial_match_when_it_holds_another_word(svc) -> None:
+    hits = svc.search('"public API" stable')  # one holds the phrase, the other "stable": neither both
+    assert {(h.path, h.partial) for h in hits} == {("notes/apart.md", True), ("notes/together.md", True)}
+    hits = svc.search('"public API" moves')
+    assert [(h.path, h.partial) for h in hits][0] == ("notes/together.md", False)
+    assert ("notes/apart.md", True) in [(h.path, h.partial) for h in hits]  # "moves" and the words apart
+
+
+def test_a_phrase_is_checked_in_the_whole_of_a_long_page(tmp_path: Path) -> None:
+    root = tmp_path / "field"
+    filler = "- Filler line about shipments and containers. [observed]\n" * 8000  # ~440 KB
+    write_page(root, "notes/long.md", f"---\ntitle: Long\n---\n{filler}- The public API moves to tRPC. [stated]\n")
+    write_page(root, "notes/apart.md", PHRASE_APART)
+    svc = open_service(root)
+    try:
+        assert search_paths(svc, '"public API"') == ["notes/long.md"]
+    finally:
+        svc.close()
+
+
+def test_phrases_left_unchecked_at_the_time_limit_are_listed_as_partial_with_a_note(svc, monkeypatch) -> None:
+    from memtui.index import search
+
+    monkeypatch.setattr(search, "PHRASE_CHECK_TIME", 0.0)
+    hits = svc.search('"public API"')
+    assert {(h.path, h.partial) for h in hits} == {("notes/together.md", True), ("notes/apart.md", True)}
+    assert hits.notes and "listed as partial" in hits.notes[0]
+    assert not svc.search("public").notes  # no phrase, nothing to say
+
+
 # ---------------------------------------------------------------------- ranking
 def test_pages_with_every_word_come_first_then_partial_matches_marked(svc) -> None:
     hits = svc.search("kestrel chassis tracking")

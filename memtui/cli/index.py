@@ -239,6 +239,8 @@ def run_search(args: argparse.Namespace) -> int:
         elapsed = time.perf_counter() - started
     if args.json:
         print_json([hit.to_json() for hit in hits])
+        for note in hits.notes:
+            error_console().print(Text(f"memtui: {note}"))
         return 0
     out = console()
     if not hits:
@@ -273,6 +275,8 @@ def run_search(args: argparse.Namespace) -> int:
     if hits.timed_out:
         note += " (stopped at the time limit: narrow the query for complete results)"
     out.print(Text(note, style="dim"))
+    for extra in hits.notes:
+        out.print(Text(f"▲ {extra}", style="dim"))
     return 0
 
 

@@ -19,15 +19,17 @@ Text becomes terms the same way on a page and in a query (``chunk_pieces``):
 5. A chunk of two or more parts is also indexed whole (folded, not stemmed), so
    ``erbing_brain_api.py`` is found whole and by its parts.
 
-Positions (for phrase queries): parts and bigrams take consecutive positions, stop
-words take none; a chunk's whole term and a CJK run's last character share a
-position with a part. At each position one term is *primary*: a phrase query is a
-sequence of primary terms, and only primary terms store positions.
+Positions: parts and bigrams take consecutive positions, stop words take none; a
+chunk's whole term and a CJK run's last character share a position with a part. At
+each position one term is *primary*: a phrase is a sequence of primary terms. The
+index stores no positions (only counts, ``Counts``): search checks a phrase on the
+text of its best candidates with the same ``pieces_of``.
 
 Indexing uses a fast path (``compiled``: one analysis per distinct chunk and
-language, cached; then a ``Counter`` or one pass for positions). Queries use the
-same ``chunk_pieces``, also through a Whoosh tokenizer (``query_analyzer``); a test
-checks that the fast path and the tokenizer give the same terms and positions.
+language, cached; CJK runs cut into bigrams for the whole value at once; then
+counts). Queries use the same ``chunk_pieces``, also through a Whoosh tokenizer
+(``query_analyzer``); a test checks that the fast path and the tokenizer give the
+same terms.
 
 The *recipe* names everything that changes what a build produces. An index whose
 recipe differs from ``RECIPE`` is rebuilt, never patched.
@@ -37,13 +39,10 @@ from __future__ import annotations
 
 import os
 import re
-import sys
 import unicodedata
-from array import array
 from collections import Counter
 from dataclasses import dataclass
-from itertools import accumulate
-from operator import sub
+from operator import add
 from typing import NamedTuple
 
 import whoosh
@@ -51,16 +50,12 @@ from whoosh import analysis, fields, formats
 from whoosh.analysis import Token
 from whoosh.codec.whoosh3 import W3Codec
 from whoosh.lang.porter import stem as porter_stem
-from whoosh.system import pack_uint, unpack_uint
+from whoosh.system import pack_uint
 
 from memtui import __version__
 
-SCHEMA_VERSION = 4
+SCHEMA_VERSION = 5  # 5: counts only, no word positions
 ANALYZER_NAME = "nfkc-cjk2-stem/2"  # NFKC, case and accent folding, CJK bigrams, identifiers, stems by language
-# Word positions in the text fields: phrase queries. MEMTUI_INDEX_POSITIONS=0 builds
-# without them (the benchmark measures what they cost); a quoted phrase then means
-# "all of these words".
-POSITIONS = os.environ.get("MEMTUI_INDEX_POSITIONS", "1") != "0"
 # Whoosh's codec: zlib level 1 on posting blocks builds faster than the default 3 for
 # a few percent more disk. (Its "inline postings" option is broken in 2.7.4: keep 1.)
 CODEC_OPTIONS = {"blocklimit": 128, "compression": 1, "inlinelimit": 1}
@@ -69,7 +64,6 @@ RECIPE = {
     "memtui": __version__,
     "schema": SCHEMA_VERSION,
     "analyzer": ANALYZER_NAME,
-    "positions": POSITIONS,
     "codec": "whoosh3 " + " ".join(f"{k}={v}" for k, v in CODEC_OPTIONS.items()),
     "whoosh": whoosh.versionstring(),
 }
@@ -185,7 +179,9 @@ def find_fold(text: str) -> str:
 
 def normalize(text: str) -> str:
     """NFKC: the form every text is analysed in."""
-    return text if text.isascii() else unicodedata.normalize("NFKC", text)
+    if text.isascii() or unicodedata.is_normalized("NFKC", text):
+        return text
+    return unicodedata.normalize("NFKC", text)
 
 
 # ---------------------------------------------------------------------- languages
@@ -460,22 +456,19 @@ def _analyse_chunk(chunk: str, lang: str) -> tuple[tuple[Piece, ...], int]:
 
 # ---------------------------------------------------------------------- the fast indexing path
 class Compiled(NamedTuple):
-    """A chunk's terms for indexing (UTF-8): positions are kept for primary terms only."""
+    """A chunk of several terms (an identifier and its parts, a short CJK run)."""
 
-    primary: tuple[bytes, ...]
-    rels: tuple[int, ...]  # the position of each primary term in the chunk
-    others: tuple[bytes, ...]  # counted, no position (an identifier's whole)
-    width: int
+    terms: tuple[str, ...]
 
 
 # chunk -> its one term when it is a plain word, else a ``Compiled``; one dict per language.
-_COMPILED: dict[str, dict[str, bytes | Compiled]] = {}
+_COMPILED: dict[str, dict[str, str | Compiled]] = {}
 _COMPILED_LIMIT = 500_000
 _CJK_RUN = re.compile(f"[{_CJK}]+").fullmatch
-_DROPPED = Compiled((), (), (), 0)  # a stop word: no term, no position
+_DROPPED = Compiled(())  # a stop word: no term
 
 
-def compiled(chunk: str, lang: str) -> bytes | Compiled:
+def compiled(chunk: str, lang: str) -> str | Compiled:
     """The indexing form of a chunk's analysis (cached)."""
     cache = _COMPILED.get(lang)
     if cache is None:
@@ -487,21 +480,10 @@ def compiled(chunk: str, lang: str) -> bytes | Compiled:
         if chunk.isascii() and chunk.isalnum() and _humps(chunk) is None:
             # A plain word (most chunks): one part, no whole, no CJK.
             term = word_term(chunk, lang)
-            found = term.encode("utf-8") if term is not None else _DROPPED
-            if len(chunk) <= 64:
-                cache[chunk] = found
-            return found
-        pieces, width = _analyse_chunk(chunk, lang)
-        if width == 1 and len(pieces) == 1:
-            found = pieces[0].term.encode("utf-8")
+            found = term if term is not None else _DROPPED
         else:
-            primary = [p for p in pieces if p.primary]
-            found = Compiled(
-                tuple(p.term.encode("utf-8") for p in primary),
-                tuple(p.pos for p in primary),
-                tuple(p.term.encode("utf-8") for p in pieces if not p.primary),
-                width,
-            )
+            pieces, _ = _analyse_chunk(chunk, lang)
+            found = pieces[0].term if len(pieces) == 1 else Compiled(tuple(p.term for p in pieces))
         if len(chunk) <= 64:
             cache[chunk] = found
     return found
@@ -522,105 +504,47 @@ def _parts_of(value, lang: str = "") -> tuple[tuple[str, ...], str]:
     return (value,), lang
 
 
-def term_positions(value, lang: str = "") -> tuple[dict[bytes, list[int]], Counter[bytes]]:
-    """The UTF-8 terms of a field value: positions of the primary ones, in order, and
-    the counts of the others (the indexing fast path).
-
-    A CJK run is handled here, not cached (runs are long and rarely repeat): its
-    bigrams in a loop, its characters counted by ``Counter`` in one go.
-    """
+def term_counts(value, lang: str = "") -> dict[str, int]:
+    """The terms of a field value with their counts (the indexing fast path: each distinct
+    chunk is looked up once; the CJK runs of the whole value are cut into bigrams and
+    counted in one go)."""
     parts, lang = _parts_of(value, lang)
     cache = _COMPILED.get(lang) or {}
-    out: dict[bytes, list[int]] = {}
+    out: dict[str, int] = {}
     get = out.get
-    others: list[bytes] = []
     runs: list[str] = []
-    bigrams: dict[str, list[int]] = {}
-    pos = 0
-    for number, part in enumerate(parts):
-        if number:
-            pos += PART_GAP
-        if not part:
-            continue
-        for chunk in CHUNK_RE.findall(normalize(part)):
-            found = cache.get(chunk)
-            if found is None:
-                if len(chunk) > 2 and _CJK_RUN(chunk):
-                    for i in range(len(chunk) - 1):
-                        bigram = chunk[i : i + 2]
-                        positions = bigrams.get(bigram)
-                        if positions is None:
-                            bigrams[bigram] = [pos + i]
-                        else:
-                            positions.append(pos + i)
-                    runs.append(chunk)
-                    pos += len(chunk) - 1
-                    continue
-                found = compiled(chunk, lang)
-                cache = _COMPILED[lang]
-            if found.__class__ is bytes:
-                positions = get(found)
-                if positions is None:
-                    out[found] = [pos]
-                else:
-                    positions.append(pos)
-                pos += 1
-            else:
-                for term, rel in zip(found.primary, found.rels):
-                    positions = get(term)
-                    if positions is None:
-                        out[term] = [pos + rel]
-                    else:
-                        positions.append(pos + rel)
-                if found.others:
-                    others.extend(found.others)
-                pos += found.width
-    for bigram, positions in bigrams.items():
-        term = bigram.encode("utf-8")
-        known = get(term)
-        if known is None:
-            out[term] = positions
-        else:  # the same bigram also came from a chunk mixing scripts
-            out[term] = sorted(known + positions)
-    counts = Counter(others)
-    if runs:
-        for char, count in Counter(run[-1] for run in runs).items():
-            counts[char.encode("utf-8")] += count
-    return out, counts
-
-
-def term_counts(value, lang: str = "") -> dict[bytes, int]:
-    """The UTF-8 terms of a field value with their counts (the fast path without positions:
-    each distinct chunk is looked up once)."""
-    parts, lang = _parts_of(value, lang)
-    cache = _COMPILED.get(lang) or {}
-    out: dict[bytes, int] = {}
-    get = out.get
     for chunk, count in Counter(CHUNK_RE.findall(normalize("\n".join(parts)))).items():
         found = cache.get(chunk)
         if found is None:
             if len(chunk) > 2 and _CJK_RUN(chunk):
-                grams = Counter(chunk[i : i + 2] for i in range(len(chunk) - 1))
-                grams[chunk[-1]] += 1
-                for gram, times in grams.items():
-                    term = gram.encode("utf-8")
-                    out[term] = get(term, 0) + times * count
+                runs.extend([chunk] * count)
                 continue
             found = compiled(chunk, lang)
             cache = _COMPILED[lang]
-        if found.__class__ is bytes:
+        if found.__class__ is str:
             out[found] = get(found, 0) + count
         else:
-            for term in found.primary:
+            for term in found.terms:
                 out[term] = get(term, 0) + count
-            for term in found.others:
-                out[term] = get(term, 0) + count
+    if runs:
+        # Every pair of neighbouring characters of the runs joined by NUL, counted in C; the
+        # pairs holding a NUL span two runs and are dropped. Then each run's last character.
+        joined = "\0".join(runs)
+        grams = Counter(map(add, joined, joined[1:]))
+        pop = grams.pop
+        for run in runs:
+            pop(run[-1] + "\0", None)
+            pop("\0" + run[0], None)
+        grams.update([run[-1] for run in runs])
+        if out:
+            grams.update(out)
+        return grams
     return out
 
 
 def index_terms(value, lang: str = "") -> Counter[str]:
     """The terms of a value with their counts, exactly as ``query_analyzer`` produces them."""
-    return Counter({term.decode("utf-8"): count for term, count in term_counts(value, lang).items()})
+    return Counter(term_counts(value, lang))
 
 
 def pieces_of(text: str, lang: str = "", start_pos: int = 0) -> tuple[list[tuple[int, int, int, Piece]], int]:
@@ -638,12 +562,7 @@ def pieces_of(text: str, lang: str = "", start_pos: int = 0) -> tuple[list[tuple
 
 def head_terms(parts, lang: str = "") -> str:
     """The distinct terms of the names of a page (stored; search re-ranks by them)."""
-    seen: dict[str, None] = {}
-    for part in parts:
-        if part:
-            for _, _, _, piece in pieces_of(normalize(part), lang)[0]:
-                seen[piece.term] = None
-    return " ".join(seen)
+    return " ".join(term_counts(PageTextValue(tuple(part for part in parts if part), lang)))
 
 
 # ---------------------------------------------------------------------- tags
@@ -754,121 +673,49 @@ def query_analyzer(lang: str = "") -> analysis.Analyzer:
     return analysis.CompositeAnalyzer(PageTokenizer(lang))
 
 
-# ---------------------------------------------------------------------- positions format
-_LITTLE = sys.byteorder == "little"
-# The value of the most common posting, one occurrence at a position under 4096, ready made.
-_ONE_POSITION = [pack_uint(1) + (bytes((1, p)) if p < 256 else b"\x02" + p.to_bytes(2, "little"))
-                 for p in range(4096)]
-_FREQ = [pack_uint(n) for n in range(256)]
-
-
-def _array(code: str, values) -> bytes:
-    packed = array(code, values)
-    if not _LITTLE:
-        packed.byteswap()
-    return packed.tobytes()
-
-
-class PackedPositions(formats.Positions):
-    """A posting's value: its frequency (4 bytes), then the positions of its primary
-    occurrences as gaps: a width byte (1, 2 or 4) and the gaps, little-endian.
-
-    Whoosh's own ``Positions`` pickles each posting's list, which costs several times
-    more to build. Terms that are never primary (an identifier's whole, a CJK run's
-    single characters) keep only their frequency: phrases never use them.
-    """
-
-    def encode_posting(self, freq: int, positions) -> bytes:
-        count = len(positions)
-        head = _FREQ[freq] if freq < 256 else pack_uint(freq)
-        if count == 1:  # the most common posting: one occurrence
-            at = positions[0]
-            if at < 4096:
-                return _ONE_POSITION[at] if freq == 1 else head + _ONE_POSITION[at][4:]
-            return head + (b"\x02" + at.to_bytes(2, "little") if at < 65536 else b"\x04" + at.to_bytes(4, "little"))
-        if not count:
-            return head
-        deltas = list(map(sub, positions, [0, *positions[:-1]])) if count > 1 else positions
-        top = max(deltas)
-        if top < 256:
-            return head + b"\x01" + bytes(deltas)
-        if top < 65536:
-            return head + b"\x02" + _array("H", deltas)
-        return head + b"\x04" + _array("I", deltas)
-
-    def encode(self, poslist) -> bytes:
-        return self.encode_posting(len(poslist), list(poslist))
-
-    def decode_positions(self, valuestring: bytes) -> list[int]:
-        body = valuestring[4:]
-        if not body:
-            return []
-        width = body[0]
-        if width == 1:
-            deltas = list(body[1:])
-        else:
-            packed = array("H" if width == 2 else "I")
-            packed.frombytes(body[1:])
-            if not _LITTLE:
-                packed.byteswap()
-            deltas = packed.tolist()
-        return list(accumulate(deltas))
-
-    def decode_frequency(self, valuestring: bytes) -> int:
-        return unpack_uint(valuestring[:4])[0]
-
-    def word_values(self, value, analyzer, **kwargs):
-        positions, counts = term_positions(value)
-        for term in positions.keys() | counts.keys():
-            found = positions.get(term, [])
-            freq = len(found) + counts.get(term, 0)
-            yield term.decode("utf-8"), freq, freq * self.field_boost, self.encode_posting(freq, found)
-
-
+# ---------------------------------------------------------------------- counts format
 _PACKED = [pack_uint(n) for n in range(256)]
 
 
-def packed_count(count: int) -> bytes:
-    return _PACKED[count] if count < 256 else pack_uint(count)
+class Counts(formats.Format):
+    """A posting holds no value: its weight is the term's count in the page (times the
+    field's boost), which is all the ranking reads. No positions: a phrase is checked on
+    the best candidates' text (``memtui.index.search``), which costs far less than
+    storing the position of every word of every page."""
+
+    posting_size = 0
+
+    def __init__(self, field_boost: float = 1.0, **options) -> None:
+        self.field_boost = field_boost
+        self.options = options
+
+    def word_values(self, value, analyzer, **kwargs):
+        boost = self.field_boost
+        for term, count in term_counts(value).items():
+            yield term, count, count * boost, b""
+
+    def encode(self, value) -> bytes:
+        return b""
+
+    def decode_weight(self, valuestring) -> float:
+        return self.field_boost
+
+    def combine(self, vs) -> bytes:
+        return b""
 
 
 class PageText(fields.TEXT):
-    """A text field whose indexing skips Whoosh's per-token objects (see ``postings``).
+    """A text field indexed through ``term_counts`` (no Whoosh token objects), with
+    counts only (``Counts``)."""
 
-    With ``positions`` (the default, ``POSITIONS``) it stores word positions for phrase
-    queries in ``PackedPositions``; without, only counts (a phrase then means "all of
-    these words").
-    """
-
-    def __init__(self, *, stored: bool = False, field_boost: float = 1.0, positions: bool | None = None) -> None:
-        positions = POSITIONS if positions is None else positions
-        super().__init__(analyzer=query_analyzer(), phrase=positions, stored=stored, field_boost=field_boost)
-        if positions:
-            self.format = PackedPositions(field_boost=field_boost)
-        self.positions = positions
-
-    def postings(self, value):
-        """(term bytes, count, value bytes) of a value: what the index stores per term."""
-        if self.positions:
-            encode = self.format.encode_posting
-            positions, counts = term_positions(value)
-            if counts:
-                for term, found in positions.items():
-                    count = len(found) + counts.pop(term, 0)
-                    yield term, count, encode(count, found)
-                for term, count in counts.items():
-                    yield term, count, encode(count, ())
-            else:
-                for term, found in positions.items():
-                    yield term, len(found), encode(len(found), found)
-        else:
-            for term, count in term_counts(value).items():
-                yield term, count, packed_count(count)
+    def __init__(self, *, stored: bool = False, field_boost: float = 1.0) -> None:
+        super().__init__(analyzer=query_analyzer(), phrase=False, stored=stored, field_boost=field_boost)
+        self.format = Counts(field_boost=field_boost)
 
     def index(self, value, **kwargs):
         boost = self.format.field_boost
-        for term, count, vbytes in self.postings(value):
-            yield term, count, count * boost, vbytes
+        for term, count in term_counts(value).items():
+            yield term.encode("utf-8"), count, count * boost, b""
 
 
 class ExactField(fields.ID):

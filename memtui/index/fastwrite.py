@@ -14,8 +14,9 @@ merge and locking code; it only changes how postings are gathered:
 - field lengths are read once per field into a list, not once per posting;
 - a term's postings go into Whoosh's posting-block buffers a block at a time
   (``_fill_blocks``) instead of one ``add_posting`` call each;
-- ``PageText`` fields hand over their terms with counts (and positions) directly
-  (``PageText.postings``: one analysis per distinct chunk, no Token objects);
+- ``PageText`` fields hand over their terms with counts directly (``term_counts``:
+  one analysis per distinct chunk, no Token objects), as text: a term is encoded to
+  UTF-8 once at commit, not once per page (UTF-8 sorts as the code points do);
 - a term found in at most ``INLINE_LIMIT`` pages keeps its postings inside its
   term entry instead of a separate compressed block (most words are rare, and
   a block costs a pickle and a zlib call). Whoosh's reader supports this
@@ -27,30 +28,50 @@ the same documents both ways and compares terms, postings and scores).
 
 from __future__ import annotations
 
+import struct
+import zlib
 from array import array
+from operator import sub
 from pickle import dumps
 
-from whoosh.codec.whoosh3 import W3TermInfo
-from whoosh.system import pack_ushort
+from whoosh.codec.whoosh3 import WHOOSH3_HEADER_MAGIC, W3TermInfo
+from whoosh.filedb.filetables import md5_hash
+from whoosh.system import pack_int, pack_long, pack_ushort
 from whoosh.util.numeric import length_to_byte
 from whoosh.writing import SegmentWriter
 
-from memtui.index.analysis import PageText
+from memtui.index.analysis import PageText, term_counts
 
 INLINE_LIMIT = 4
 _TERMINFO = W3TermInfo._struct
+_LENGTHS = struct.Struct("!ii")  # whoosh.filedb.filetables: key and value lengths
+_INT = struct.Struct("!i")  # StructFile.write_int
 
 
 class GroupedPostingPool:
-    """Postings grouped per field and term, in the shape ``SegmentWriter`` expects of its pool."""
+    """Postings grouped per field and term, in the shape ``SegmentWriter`` expects of its pool.
+
+    ``counted`` holds the postings of ``PageText`` fields as added by ``add_document``:
+    per text term a flat list, document, count, document, count, ...; they become
+    bytes and weights at commit.
+    """
 
     def __init__(self) -> None:
         self.fields: dict[str, dict[bytes, list[tuple[int, float, bytes]]]] = {}
+        self.counted: dict[str, dict[str, list[int]]] = {}
+        self.boosts: dict[str, float] = {}
         self._unsorted: set[tuple[str, bytes]] = set()
 
     @property
     def fieldnames(self) -> set[str]:
-        return set(self.fields)
+        return set(self.fields) | set(self.counted)
+
+    def counted_of(self, fieldname: str, boost: float) -> dict[str, list[int]]:
+        terms = self.counted.get(fieldname)
+        if terms is None:
+            terms = self.counted[fieldname] = {}
+            self.boosts[fieldname] = boost
+        return terms
 
     def terms_of(self, fieldname: str) -> dict[bytes, list[tuple[int, float, bytes]]]:
         terms = self.fields.get(fieldname)
@@ -71,22 +92,52 @@ class GroupedPostingPool:
         postings.append((docnum, weight, value or b""))
 
     def grouped(self):
-        """(fieldname, btext) and its postings sorted by document, in index order."""
-        for fieldname in sorted(self.fields):
-            terms = self.fields[fieldname]
+        """(fieldname, btext), and the documents, weights and values of its postings sorted by
+        document (values: one per posting, or None for a field whose postings hold none),
+        in index order."""
+        for fieldname in sorted(self.fieldnames):
+            counted = self.counted.pop(fieldname, None) or {}
+            terms = self.fields.get(fieldname, {})
+            if counted and terms:  # merged in from other segments too: one kind of posting
+                self._fold_counted(fieldname, counted)
+                counted = {}
+            if counted:
+                boost = self.boosts[fieldname]
+                for term in sorted(counted):
+                    flat = counted[term]
+                    ids, counts = flat[0::2], flat[1::2]
+                    weights = counts if boost == 1.0 else [count * boost for count in counts]
+                    yield (fieldname, term.encode("utf-8")), ids, weights, None
+                continue
             for btext in sorted(terms):
                 postings = terms[btext]
                 if (fieldname, btext) in self._unsorted:
                     postings.sort(key=lambda posting: posting[0])
-                yield (fieldname, btext), postings
+                ids, weights, values = zip(*postings)
+                yield (fieldname, btext), ids, weights, values
+
+    def _fold_counted(self, fieldname: str, counted: dict[str, list[int]]) -> None:
+        """Counted postings as (document, weight, b"") under UTF-8 terms, beside merged ones."""
+        boost = self.boosts[fieldname]
+        terms = self.terms_of(fieldname)
+        for term, flat in counted.items():
+            btext = term.encode("utf-8")
+            postings = [(doc, count * boost, b"") for doc, count in zip(flat[0::2], flat[1::2])]
+            known = terms.get(btext)
+            if known is None:
+                terms[btext] = postings
+            else:
+                known.extend(postings)
+                self._unsorted.add((fieldname, btext))
 
     def iter_postings(self):
-        for (fieldname, btext), postings in self.grouped():
-            for docnum, weight, value in postings:
-                yield fieldname, btext, docnum, weight, value
+        for (fieldname, btext), ids, weights, values in self.grouped():
+            for number, docnum in enumerate(ids):
+                yield fieldname, btext, docnum, weights[number], values[number] if values else b""
 
     def cleanup(self) -> None:
         self.fields = {}
+        self.counted = {}
         self._unsorted = set()
 
 
@@ -118,17 +169,17 @@ class FastSegmentWriter(SegmentWriter):
                 continue
             field = schema[name]
             length = 0
-            if field.indexed and type(field) is PageText:
-                weight = field.format.field_boost * self._field_boost(fields, name, docboost)
-                terms = pool.terms_of(name)
-                for btext, count, vbytes in field.postings(value):
-                    length += count
-                    posting = (docnum, count * weight, vbytes)
-                    postings = terms.get(btext)
+            if field.indexed and type(field) is PageText and self._field_boost(fields, name, docboost) == 1.0:
+                counts = term_counts(value)
+                length = sum(counts.values())
+                terms = pool.counted_of(name, field.format.field_boost)
+                get = terms.get
+                for term, count in counts.items():
+                    postings = get(term)
                     if postings is None:
-                        terms[btext] = [posting]
+                        terms[term] = [docnum, count]
                     else:
-                        postings.append(posting)
+                        postings += (docnum, count)
             elif field.indexed:
                 boost = self._field_boost(fields, name, docboost)
                 terms = pool.terms_of(name)
@@ -157,8 +208,9 @@ class FastSegmentWriter(SegmentWriter):
         doc_count = self.docnum
         current = None
         lengths: list[int] | None = None
+        table = TermTable(writer)
         try:
-            for (fieldname, btext), postings in self.pool.grouped():
+            for (fieldname, btext), ids, weights, values in self.pool.grouped():
                 if fieldname != current:
                     if current is not None:
                         writer.finish_field()
@@ -168,12 +220,10 @@ class FastSegmentWriter(SegmentWriter):
                     lengths = None
                     if lengths_reader is not None and field.scorable:
                         lengths = [lengths_reader.doc_field_length(d, fieldname, 0) for d in range(doc_count)]
-                if len(postings) <= INLINE_LIMIT:
-                    _write_inlined(writer, btext, postings, lengths)
+                if len(ids) <= INLINE_LIMIT:
+                    table.inlined(btext, ids, weights, values, lengths)
                 else:
-                    writer.start_term(btext)
-                    _fill_blocks(writer._postwriter, postings, lengths)
-                    writer.finish_term()
+                    table.blocks(btext, ids, weights, values, lengths, field)
             if current is not None:
                 writer.finish_field()
         finally:
@@ -182,52 +232,102 @@ class FastSegmentWriter(SegmentWriter):
                 lengths_reader.close()
 
 
-def _fill_blocks(postwriter, postings: list[tuple[int, float, bytes]], lengths: list[int] | None) -> None:
-    """``W3PostingsWriter.add_posting`` for a whole posting list, a block at a time.
+class TermTable:
+    """Writes term entries the way Whoosh's ``W3FieldWriter`` (``finish_term``) and its
+    ``OrderedHashWriter`` (``add``) do, without their per-call overhead."""
 
-    Keeps the writer's block statistics exactly as one call per posting would:
-    max weight, and min/max length over the non-zero lengths.
-    """
-    limit = postwriter._blocklimit
-    start = 0
-    total = len(postings)
-    while start < total:
-        if len(postwriter._ids) >= limit:
-            postwriter._write_block()
-        chunk = postings[start : start + limit - len(postwriter._ids)]
-        start += len(chunk)
-        docs = [p[0] for p in chunk]
-        weights = [p[1] for p in chunk]
-        postwriter._ids.extend(docs)
-        postwriter._weights.extend(weights)
-        postwriter._values.extend([p[2] for p in chunk if p[2]])
-        top = max(weights)
-        postwriter._maxweight = max(postwriter._maxweight, top)
-        if lengths is not None:
-            sizes = [lengths[d] for d in docs if lengths[d]]
-            if sizes:
-                low, high = min(sizes), max(sizes)
-                if postwriter._minlength is None or low < postwriter._minlength:
-                    postwriter._minlength = low
-                postwriter._maxlength = max(postwriter._maxlength, high)
+    def __init__(self, writer) -> None:
+        self.writer = writer
+        self.tindex = writer._tindex
+        self.tfile = self.tindex.dbfile.file
+        self.postfile = writer._postfile
+        self.pfile = self.postfile.file
 
+    def add(self, btext: bytes, value: bytes) -> None:
+        tindex = self.tindex
+        key = pack_ushort(self.writer._fieldid) + btext
+        if key <= tindex.lastkey:
+            raise ValueError(f"Keys must increase: {tindex.lastkey!r}..{key!r}")
+        pos = self.tfile.tell()
+        tindex.index.append(pos)
+        self.tfile.write(_LENGTHS.pack(len(key), len(value)) + key + value)
+        h = md5_hash(key)
+        tindex.buckets[h & 255].append((h, pos))
+        tindex.lastkey = key
 
-def _write_inlined(writer, btext: bytes, postings: list[tuple[int, float, bytes]], lengths: list[int] | None) -> None:
-    """One term entry holding its own (short) posting list, as Whoosh's reader expects inlined postings.
+    def blocks(self, btext: bytes, ids, weights, values, lengths: list[int] | None, fieldobj) -> None:
+        """A posting list in blocks in the postings file, and its term entry.
 
-    The statistics are the ones a posting block would give: weights as 32-bit
-    floats, min/max over the non-zero field lengths.
-    """
-    ids = tuple([p[0] for p in postings])
-    weights = tuple(array("f", [p[1] for p in postings]))
-    sizes = [lengths[d] for d in ids if lengths[d]] if lengths is not None else []
-    # W3TermInfo(...).to_bytes() for an inlined posting list, without the object: this runs
-    # once per rare term, and CJK bigrams make many rare terms. The header is the same
-    # struct; then, pickled, one value per posting (b"" for formats without values) so
-    # merges see every posting.
-    header = _TERMINFO.pack(
-        1, sum(weights), len(ids), length_to_byte(min(sizes)) if sizes else 0,
-        length_to_byte(max(sizes) if sizes else 0), max(weights), ids[0], ids[-1],
-    )
-    inlined = (ids, weights, tuple([p[2] for p in postings]))
-    writer._tindex.add(pack_ushort(writer._fieldid) + btext, header + dumps(inlined, 2))
+        Byte for byte what ``W3PostingsWriter`` writes for one ``add_posting`` per posting:
+        blocks of ``blocklimit`` postings (ids delta-encoded, weights as 32-bit floats,
+        values joined), each pickled and compressed after its header, and the term's
+        statistics over the blocks.
+        """
+        postwriter = self.writer._postwriter
+        limit = postwriter._blocklimit
+        compression = postwriter._compression
+        fixed = fieldobj.format.fixed_value_size()
+        pfile = self.pfile
+        start_offset = pfile.tell()
+        pfile.write(WHOOSH3_HEADER_MAGIC)
+        total = len(ids)
+        term_weight = 0.0
+        term_min: int | None = None
+        term_max = 0
+        term_top = 0
+        for start in range(0, total, limit):
+            end = min(total, start + limit)
+            block_ids = ids[start:end]
+            block_weights = array("f", weights[start:end])
+            top = max(0, max(weights[start:end]))
+            if lengths is not None:
+                sizes = [lengths[d] for d in block_ids if lengths[d]]
+                low, high = (min(sizes), max(sizes)) if sizes else (None, 0)
+            else:
+                low, high = None, 0
+            first = block_weights[0]
+            if first == 1.0 and block_weights.count(1.0) == len(block_weights):
+                mini_weights = None
+            elif block_weights.count(first) == len(block_weights):
+                mini_weights = first
+            else:
+                mini_weights = tuple(block_weights)
+            if fixed is None or fixed < 0:
+                mini_values = tuple(v for v in values[start:end] if v) if values is not None else ()
+            elif fixed == 0:
+                mini_values = None
+            else:
+                mini_values = b"".join(v for v in values[start:end] if v) if values is not None else b""
+            deltas = tuple(map(sub, block_ids, (0, *block_ids[:-1])))
+            data = dumps((deltas, mini_weights, mini_values), 2)
+            if compression:
+                data = zlib.compress(data, compression)
+            info = dumps((len(block_ids), block_ids[-1], top, compression, length_to_byte(low), length_to_byte(high)), 2)
+            size = len(info) + len(data)
+            pfile.write(_INT.pack(-size if end == total else size) + info + data)
+            term_weight += sum(block_weights)
+            if term_min is None:
+                term_min = low
+            elif low is not None:
+                term_min = min(term_min, low)
+            term_max = max(term_max, high)
+            term_top = max(term_top, top)
+        header = _TERMINFO.pack(
+            0, term_weight, total, 0 if term_min is None else length_to_byte(term_min), length_to_byte(term_max),
+            term_top, ids[0], ids[-1],
+        )
+        self.add(btext, header + pack_long(start_offset) + pack_int(pfile.tell() - start_offset))
+
+    def inlined(self, btext: bytes, ids, weights, values, lengths: list[int] | None) -> None:
+        """One term entry holding its own (short) posting list, as Whoosh's reader expects
+        inlined postings: the statistics a posting block would give (weights as 32-bit
+        floats, min/max over the non-zero field lengths), then the postings pickled, one
+        value per posting (b"" for formats without values) so merges see every posting."""
+        weights = tuple(array("f", weights))
+        sizes = [lengths[d] for d in ids if lengths[d]] if lengths is not None else []
+        header = _TERMINFO.pack(
+            1, sum(weights), len(ids), length_to_byte(min(sizes)) if sizes else 0,
+            length_to_byte(max(sizes) if sizes else 0), max(weights), ids[0], ids[-1],
+        )
+        inlined = (tuple(ids), weights, tuple(values) if values is not None else (b"",) * len(ids))
+        self.add(btext, header + dumps(inlined, 2))

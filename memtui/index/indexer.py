@@ -12,6 +12,7 @@ recomputed and the pages whose status changed are re-indexed too.
 from __future__ import annotations
 
 import datetime as _dt
+import gc
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -105,6 +106,8 @@ class IndexGeneration:
     def build(self, docs: Iterable[PageDoc], total: int, progress: Progress | None = None) -> None:
         """Write every page into this (new, empty) generation in one segment."""
         writer = self._writer()
+        collecting = gc.isenabled()
+        gc.disable()  # millions of postings, none of them garbage: no cycle collection meanwhile
         try:
             for number, doc in enumerate(docs, start=1):
                 writer.add_document(**doc.document())
@@ -117,6 +120,9 @@ class IndexGeneration:
         except BaseException:
             writer.cancel()
             raise
+        finally:
+            if collecting:
+                gc.enable()
 
     def apply(self, plan: Plan) -> None:
         """Commit one plan as one small segment (no merging: that waits until idle)."""

@@ -31,9 +31,14 @@ class SearchHit:
 
 
 class SearchResults(list):
-    """A list of ``SearchHit``; ``timed_out`` says the time limit cut the search short."""
+    """A list of ``SearchHit``; ``timed_out`` says the time limit cut the search short;
+    ``notes`` say what else the user should know about these results (one line each)."""
 
     timed_out: bool = False
+
+    def __init__(self, *args) -> None:
+        super().__init__(*args)
+        self.notes: list[str] = []
 
 
 @dataclass(slots=True)

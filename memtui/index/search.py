@@ -60,6 +60,7 @@ from memtui.field.page import decode
 from memtui.index.analysis import (
     CHUNK_RE,
     CJK_RE,
+    PART_GAP,
     QUERY_FIELDS,
     STATUS_VALUES,
     TAG_VALUES,
@@ -80,7 +81,7 @@ from memtui.index.analysis import (
 from memtui.index.errors import QueryError
 from memtui.index.model import SearchHit, SearchResults
 from memtui.index.records import PageRecord, read_bytes_safely
-from memtui.textsafety import one_line
+from memtui.textsafety import one_line, plural
 
 MAX_QUERY_CHARS = 500
 MAX_TERMS = 64  # words, CJK bigrams and filters of one query
@@ -93,6 +94,8 @@ WHOLE_BOOST = 2.0  # an identifier found whole outranks the same parts found apa
 OR_FACTOR = 0.9  # partial matches: a page holding more of the words scores higher (Whoosh's coordination)
 RUN_BONUS = 0.5  # a page holding a query's CJK run exactly (its bigrams in order) scores up to 1.5x
 EXTRA_CANDIDATES = 20  # candidates beyond the limit that are re-ranked
+PHRASE_CANDIDATES = 300  # pages holding all the words of a phrase whose text is checked ...
+PHRASE_CHECK_TIME = 0.15  # ... within this time (seconds); the rest are listed as partial matches
 SNIPPET_CHARS = 180
 SNIPPET_READ_BYTES = 256 * 1024  # snippets come from the first 256 KB of a page
 
@@ -107,6 +110,17 @@ _PARTICLE_RE = re.compile("(?<=[\u30a0-\u30ff\u3400-\u9fff])[のをはがにで�
 _QUESTION_RE = re.compile("什么|怎么|怎样|哪些|哪个|哪里|如何|为什么|是否|吗|呢|么")
 
 
+@dataclass(frozen=True, slots=True)
+class Phrase:
+    """Words a page must hold next to each other and in order, in one of their forms
+    (``alternatives``: the words stemmed in each language of the index; an identifier
+    whole, a one-term alternative, or by its parts). The index keeps no word positions:
+    search checks a phrase on the text of the pages holding all of its words."""
+
+    fieldname: str
+    alternatives: tuple[tuple[str, ...], ...]
+
+
 @dataclass(slots=True)
 class Unit:
     """One thing a page must hold for a full match: a word (in any of its forms), an
@@ -114,6 +128,7 @@ class Unit:
 
     query: wq.Query
     terms: frozenset[str]
+    phrase: Phrase | None = None
 
 
 @dataclass(slots=True)
@@ -125,7 +140,8 @@ class ParsedQuery:
     terms: set[str] = field(default_factory=set)  # index terms to highlight
     prefixes: list[str] = field(default_factory=list)  # word* patterns to highlight
     finder: re.Pattern | None = None  # finds candidate snippet lines (in find_fold text)
-    runs: list[list[str]] = field(default_factory=list)  # CJK runs (their bigrams) a page gains by holding in order
+    runs: list[str] = field(default_factory=list)  # CJK runs a page gains by holding as written
+    phrases: list[Phrase] = field(default_factory=list)  # checked on the candidates' text
 
 
 # ---------------------------------------------------------------------- languages of an index
@@ -179,12 +195,19 @@ def _any(queries: list[wq.Query], boost: float = 1.0) -> wq.Query | None:
     return wq.DisjunctionMax(queries, boost=boost)
 
 
-def _sequence(fieldname: str, terms: list[str], positions: bool) -> wq.Query:
+def _sequence(fieldname: str, terms: list[str]) -> wq.Query:
+    """The pages holding every word of a sequence (its order is checked on their text)."""
     if len(terms) == 1:
         return wq.Term(fieldname, terms[0])
-    if positions:
-        return wq.Phrase(fieldname, terms)
     return wq.And([wq.Term(fieldname, t) for t in terms])
+
+
+def _phrase(fieldname: str, alternatives: list[tuple[str, ...]]) -> Phrase | None:
+    """A phrase to check, unless every alternative is a single term (the index shows that)."""
+    found = tuple(dict.fromkeys(alternatives))
+    if not any(len(words) > 1 for words in found):
+        return None
+    return Phrase(fieldname, found)
 
 
 def _split_cjk(run: str) -> list[str]:
@@ -199,11 +222,10 @@ class QueryBuilder:
     """Turns query words into units, analysing them as pages are analysed, in every language
     of the index (``langs``; ``""`` is the default stemming of each script)."""
 
-    def __init__(self, fieldname: str, langs: Sequence[str], positions: bool) -> None:
+    def __init__(self, fieldname: str, langs: Sequence[str]) -> None:
         self.fieldname = fieldname
         self.langs = tuple(dict.fromkeys(("", *langs)))
-        self.positions = positions
-        self.runs: list[list[str]] = []  # the bigrams of each CJK run: found in this order, a page ranks higher
+        self.runs: list[str] = []  # CJK words of two or more characters: found as written, a page ranks higher
 
     def word(self, raw: str, boost: float = 1.0) -> list[Unit]:
         """Units for one whitespace-free query word."""
@@ -227,12 +249,14 @@ class QueryBuilder:
         if whole is not None:
             variants: list[wq.Query] = [wq.Term(self.fieldname, whole, boost=WHOLE_BOOST)]
             terms = {whole}
+            sequences: list[tuple[str, ...]] = [(whole,)]
             for pieces in by_lang.values():
                 primary = [p.term for p in pieces if p.primary]
                 terms.update(primary)
                 if primary:
-                    variants.append(_sequence(self.fieldname, primary, self.positions))
-            return [Unit(_any(variants, boost), frozenset(terms))]
+                    variants.append(_sequence(self.fieldname, primary))
+                    sequences.append(tuple(primary))
+            return [Unit(_any(variants, boost), frozenset(terms), _phrase(self.fieldname, sequences))]
         terms = {p.term for pieces in by_lang.values() for p in pieces if p.primary}
         return [Unit(_any([wq.Term(self.fieldname, t) for t in sorted(terms)], boost), frozenset(terms))]
 
@@ -255,8 +279,8 @@ class QueryBuilder:
             primary = [p.term for p in pieces if p.primary]
             for term in dict.fromkeys(primary):
                 units.append(Unit(wq.Term(self.fieldname, term, boost=boost), frozenset([term])))
-            if len(primary) > 1 and self.positions:
-                self.runs.append(primary)
+            if len(primary) > 1:
+                self.runs.append(word)
         return units
 
     def phrase(self, text: str, boost: float = 1.0) -> list[Unit]:
@@ -264,6 +288,7 @@ class QueryBuilder:
         norm = normalize(text)
         variants: list[wq.Query] = []
         terms: set[str] = set()
+        sequences: list[tuple[str, ...]] = []
         for lang in self.langs:
             found, _ = pieces_of(norm, lang)
             primary: dict[int, str] = {}
@@ -273,9 +298,10 @@ class QueryBuilder:
             words = [primary[at] for at in sorted(primary)]
             if words:
                 terms.update(words)
-                variants.append(_sequence(self.fieldname, words, self.positions))
+                variants.append(_sequence(self.fieldname, words))
+                sequences.append(tuple(words))
         query = _any(variants, boost)
-        return [Unit(query, frozenset(terms))] if query is not None else []
+        return [Unit(query, frozenset(terms), _phrase(self.fieldname, sequences))] if query is not None else []
 
     def pattern(self, text: str, termclass, boost: float = 1.0) -> wq.Query:
         """``word*`` or ``wo?d``: letters kept, folded as terms are."""
@@ -350,8 +376,7 @@ class _Parser(QueryParser):
     def builder(self, fieldname: str) -> QueryBuilder:
         found = self.builders.get(fieldname)
         if found is None:
-            positions = bool(getattr(self.schema[fieldname], "positions", False))
-            found = self.builders[fieldname] = QueryBuilder(fieldname, self.langs, positions)
+            found = self.builders[fieldname] = QueryBuilder(fieldname, self.langs)
         return found
 
     def term_query(self, fieldname, text, termclass, boost=1.0, tokenize=True, removestops=True):
@@ -450,13 +475,6 @@ def _is_filter(q: wq.Query) -> bool:
     return bool(names) and not (names & set(TEXT_FIELDS))
 
 
-def _unphrase(q: wq.Query) -> wq.Query:
-    """A field without positions (an index built without them): a phrase is "all of these words"."""
-    if isinstance(q, wq.Phrase):
-        return wq.And([wq.Term(q.fieldname, word, boost=q.boost) for word in q.words])
-    return q
-
-
 def _units_of(q: wq.Query) -> list[Unit] | None:
     """The units a free-text part of the parse tree stands for (None: not a plain unit)."""
     if isinstance(q, Units):
@@ -485,8 +503,8 @@ def _all_units(q: wq.Query) -> list[Unit]:
     return out
 
 
-def _plain_query(text: str, schema, langs: Sequence[str]) -> tuple[list[Unit], list[list[str]]]:
-    builder = QueryBuilder("text", langs, bool(getattr(schema["text"], "positions", False)))
+def _plain_query(text: str, schema, langs: Sequence[str]) -> tuple[list[Unit], list[str]]:
+    builder = QueryBuilder("text", langs)
     units: list[Unit] = []
     for token in _PLAIN_TOKEN_RE.findall(text):
         units.extend(builder.word(token))
@@ -556,22 +574,20 @@ def parse_query(text: str, schema, *, plain: bool = False, langs: Sequence[str] 
     return _assemble(text, units, conditions, runs, schema)
 
 
-def _assemble(text, units: list[Unit], conditions: list[wq.Query], runs: list[list[str]], schema) -> ParsedQuery:
+def _assemble(text, units: list[Unit], conditions: list[wq.Query], runs: list[str], schema) -> ParsedQuery:
     def clean(q: wq.Query) -> wq.Query:
-        q = _strip(q)
-        positions = {name: bool(getattr(schema[name], "positions", False)) for name in TEXT_FIELDS if name in schema}
-        if not all(positions.values()):
-            q = q.accept(_unphrase)
-        return q.normalize()
+        return _strip(q).normalize()
 
     required = [u.query for u in units] + conditions
     full: wq.Query = clean(wq.And(required)) if required else wq.NullQuery
     partial = None
     if len(units) > 1:
         partial = clean(wq.And([wq.Or([u.query for u in units], scale=OR_FACTOR), *conditions]))
-    result = ParsedQuery(text, full, partial, units, runs=[run for run in runs if len(run) > 1])
+    result = ParsedQuery(text, full, partial, units, runs=list(dict.fromkeys(runs)))
     for unit in units:
         result.terms.update(unit.terms)
+        if unit.phrase is not None:
+            result.phrases.append(unit.phrase)
     for leaf in _leaves(full):
         name = getattr(leaf, "fieldname", None)
         if isinstance(leaf, CharPrefix):
@@ -702,40 +718,125 @@ def _head_share(parsed: ParsedQuery, stored: dict) -> float:
     return sum(1 for unit in parsed.units if unit.terms & names) / len(parsed.units)
 
 
-def _holds_run(matchers, docnum: int) -> bool:
-    """Do the posting lists (one per bigram, in order) show the bigrams at consecutive positions?"""
-    positions: list[set[int]] = []
-    for matcher in matchers:
-        if matcher.is_active() and matcher.id() < docnum:
-            matcher.skip_to(docnum)
-        if not matcher.is_active() or matcher.id() != docnum:
-            return False
-        positions.append(set(matcher.value_as("positions")))
-    first, rest = positions[0], positions[1:]
-    return any(all(start + step in later for step, later in enumerate(rest, start=1)) for start in first)
+class CandidateText:
+    """What the phrase check and the CJK-run ranking read of a candidate: its title, file
+    name, summary and body as indexed (normalised), analysed into terms on demand."""
+
+    def __init__(self, root: Path, cand: Candidate) -> None:
+        stored = cand.stored
+        self.lang = stored.get("lang") or ""
+        title = stored.get("title") if isinstance(stored.get("title"), str) else cand.record.title
+        summary = stored.get("summary") if isinstance(stored.get("summary"), str) else ""
+        body = phrase_body(root, cand.path) or ""
+        self.parts = {
+            "title": (normalize(title or ""), normalize(Path(cand.path).stem)),
+            "text": (normalize(title or ""), normalize(Path(cand.path).stem), normalize(summary), normalize(body)),
+        }
+        head = stored.get("head")
+        self.names = frozenset(head.split()) if isinstance(head, str) else frozenset()
+        self._analysed: dict[str, tuple[dict[str, list[int]], set[str]]] = {}
+
+    def holds_run(self, run: str) -> bool:
+        return any(run in part for part in self.parts["text"])
+
+    def _terms(self, fieldname: str) -> tuple[dict[str, list[int]], set[str]]:
+        """The positions of the primary terms of a field's parts (a gap between parts, so
+        no phrase spans two, as in the index) and every term."""
+        found = self._analysed.get(fieldname)
+        if found is None:
+            positions: dict[str, list[int]] = {}
+            every: set[str] = set(self.names) if fieldname == "text" else set()
+            pos = 0
+            for part in self.parts.get(fieldname, ()):
+                pieces, end = pieces_of(part, self.lang, pos)
+                for at, _, _, piece in pieces:
+                    every.add(piece.term)
+                    if piece.primary:
+                        positions.setdefault(piece.term, []).append(at)
+                pos = end + PART_GAP
+            found = self._analysed[fieldname] = (positions, every)
+        return found
+
+    def holds(self, phrase: Phrase) -> bool:
+        positions, every = self._terms(phrase.fieldname)
+        for words in phrase.alternatives:
+            if len(words) == 1:
+                if words[0] in every:
+                    return True
+                continue
+            later = [set(positions.get(word, ())) for word in words[1:]]
+            if all(later) and any(
+                all(start + step in at for step, at in enumerate(later, start=1))
+                for start in positions.get(words[0], ())
+            ):
+                return True
+        return False
 
 
-def _rank_runs(searcher, parsed: ParsedQuery, candidates: list[Candidate]) -> None:
-    """Raise the candidates holding a query's CJK runs exactly (read from word positions:
-    only for these pages, which is much cheaper than a phrase query over the whole index)."""
-    if not parsed.runs or not candidates:
-        return
-    reader = searcher.reader()
-    text_field = searcher.schema["text"] if "text" in searcher.schema else None
-    if not getattr(text_field, "positions", False):
-        return
-    held = {cand.docnum: 0 for cand in candidates}
-    for run in parsed.runs:
-        try:
-            matchers = [reader.postings("text", term) for term in run]
-        except Exception:  # noqa: BLE001 - a bigram no page has (TermNotFound): nobody holds the run
+def phrase_body(root: Path, path: str) -> str | None:
+    """A page's body for the phrase check: as ``page_body`` (cached), or, for a page longer
+    than snippets read, the whole of it up to the parse limit (not cached)."""
+    abspath = str(root / path)
+    try:
+        size = os.stat(abspath, follow_symlinks=False).st_size
+    except OSError:
+        return None
+    if size <= SNIPPET_READ_BYTES:
+        return page_body(root, path)
+    result = read_bytes_safely(abspath)
+    if result is None:
+        return None
+    text, _ = decode(result[0])
+    fm = fm_mod.locate(text)
+    return text[fm.body_offset :] if fm.present and fm.closed else text
+
+
+def _check_phrases(root: Path, parsed: ParsedQuery, found: list[Candidate], texts: dict[str, CandidateText],
+                   deadline: float) -> tuple[list[Candidate], int]:
+    """The candidates of one pass that still match once the query's phrases are checked on
+    their text (best score first, until ``deadline``), and how many were left unchecked.
+
+    A full match holding every phrase stays full; one holding the words of a phrase but
+    not in order becomes partial if it still holds some unit of the query (another word,
+    another phrase), else it is no match. Candidates of the partial pass are checked only
+    when every unit of the query is a phrase. Unchecked ones are kept as partial matches.
+    """
+    plain = len(parsed.units) > len(parsed.phrases)
+    kept: list[Candidate] = []
+    unchecked = 0
+    for cand in sorted(found, key=lambda c: -c.score):
+        if not cand.full and plain:
+            kept.append(cand)
             continue
-        for docnum in sorted(held):
-            if _holds_run(matchers, docnum):
-                held[docnum] += 1
+        if time.monotonic() >= deadline:
+            unchecked += cand.full
+            cand.full = False
+            kept.append(cand)
+            continue
+        text = texts.get(cand.path)
+        if text is None:
+            text = texts[cand.path] = CandidateText(root, cand)
+        held = [text.holds(phrase) for phrase in parsed.phrases]
+        if cand.full and all(held):
+            kept.append(cand)
+        elif plain or any(held):
+            cand.full = False
+            kept.append(cand)
+    return kept, unchecked
+
+
+def _rank_runs(root: Path, parsed: ParsedQuery, candidates: list[Candidate], texts: dict[str, CandidateText]) -> None:
+    """Raise the candidates holding a query's CJK words as written (each run's bigrams next
+    to each other), read from their text."""
+    if not parsed.runs:
+        return
     for cand in candidates:
-        if held[cand.docnum]:
-            cand.score *= 1.0 + RUN_BONUS * held[cand.docnum] / len(parsed.runs)
+        text = texts.get(cand.path)
+        if text is None:
+            text = texts[cand.path] = CandidateText(root, cand)
+        held = sum(1 for run in parsed.runs if text.holds_run(run))
+        if held:
+            cand.score *= 1.0 + RUN_BONUS * held / len(parsed.runs)
 
 
 def run_search(searcher, parsed: ParsedQuery, *, limit: int, root: Path) -> SearchResults:
@@ -746,11 +847,16 @@ def run_search(searcher, parsed: ParsedQuery, *, limit: int, root: Path) -> Sear
     seen: set[str] = set()
     timed_out = False
     deadline = time.monotonic() + TIME_LIMIT
+    texts: dict[str, CandidateText] = {}
+    unchecked = 0
     for query, full in ((parsed.query, True), (parsed.partial, False)):
-        if query is None or (not full and len(candidates) >= limit):
+        if query is None or (not full and sum(1 for c in candidates if c.full) >= limit):
             continue
-        results, stopped = _collect(searcher, query, wanted + len(candidates), deadline)
+        # A phrase is checked on the text of the pages holding all its words: look at more of them.
+        want = max(wanted, PHRASE_CANDIDATES) if full and parsed.phrases else wanted + len(candidates)
+        results, stopped = _collect(searcher, query, want, deadline)
         timed_out = timed_out or stopped
+        found: list[Candidate] = []
         for hit in results:
             stored = hit.fields()
             path = stored.get("path")
@@ -763,12 +869,21 @@ def run_search(searcher, parsed: ParsedQuery, *, limit: int, root: Path) -> Sear
             score = float(hit.score or 0.0) * (1.0 + HEAD_WEIGHT * _head_share(parsed, stored))
             if record.status != "current":
                 score *= SUPERSEDED_FACTOR
-            candidates.append(Candidate(path, score, stored, record, full, hit.docnum))
+            found.append(Candidate(path, score, stored, record, full, hit.docnum))
+        if parsed.phrases:
+            found, missed = _check_phrases(root, parsed, found, texts, time.monotonic() + PHRASE_CHECK_TIME)
+            unchecked += missed
+        candidates.extend(found)
         if stopped:
             break
-    _rank_runs(searcher, parsed, candidates)
+    _rank_runs(root, parsed, candidates, texts)
     out = SearchResults()
     out.timed_out = timed_out
+    if unchecked:
+        out.notes.append(
+            f"the phrase was checked on the best {plural(len(texts), 'page')} holding all its words; "
+            f"{unchecked} more hold all of them and are listed as partial matches"
+        )
     for cand in order_candidates(candidates)[:limit]:
         lang = cand.stored.get("lang") or ""
         snippet, spans = make_snippet(root, cand.path, parsed, cand.stored.get("summary") or "", lang)

@@ -210,6 +210,8 @@ class SearchScreen(Screen):
         state = Text(f"{count}{timing}", style="dim")
         if getattr(hits, "timed_out", False):
             state.append("  ▲ the search hit its time limit: results may be incomplete", style="bold")
+        for note in getattr(hits, "notes", ()):
+            state.append(f"\n▲ {one_line(note)}", style="bold")
         self._show_state(state)
 
     def _show_error(self, query: str, message: Text) -> None:
