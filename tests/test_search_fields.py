@@ -184,6 +184,18 @@ def test_a_page_with_the_words_of_a_phrase_apart_is_a_partial_match_when_it_hold
     assert ("notes/apart.md", True) in [(h.path, h.partial) for h in hits]  # "moves" and the words apart
 
 
+def test_a_phrase_matches_other_forms_of_its_words_and_skips_stop_words(tmp_path: Path) -> None:
+    root = tmp_path / "field"
+    write_page(root, "notes/deploy.md", "---\ntitle: Ops\n---\n- We deployed the apps to Fly on Monday. [stated]\n")
+    write_page(root, "notes/apart.md", "---\ntitle: Apps\n---\n- Apps we deployed elsewhere. [stated]\n")
+    svc = open_service(root)
+    try:
+        assert search_paths(svc, '"deploying an app"') == ["notes/deploy.md"]
+        assert search_paths(svc, '"Deployed the APPS"') == ["notes/deploy.md"]
+    finally:
+        svc.close()
+
+
 def test_a_phrase_is_checked_in_the_whole_of_a_long_page(tmp_path: Path) -> None:
     root = tmp_path / "field"
     filler = "- Filler line about shipments and containers. [observed]\n" * 8000  # ~440 KB

@@ -46,6 +46,7 @@ import weakref
 from collections import OrderedDict
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from functools import lru_cache
 from itertools import islice
 from pathlib import Path
 
@@ -60,7 +61,6 @@ from memtui.field.page import decode
 from memtui.index.analysis import (
     CHUNK_RE,
     CJK_RE,
-    PART_GAP,
     QUERY_FIELDS,
     STATUS_VALUES,
     TAG_VALUES,
@@ -119,6 +119,7 @@ class Phrase:
 
     fieldname: str
     alternatives: tuple[tuple[str, ...], ...]
+    keys: tuple[tuple[str, ...], ...] = ()  # per alternative, where each word may start in folded text
 
 
 @dataclass(slots=True)
@@ -202,12 +203,23 @@ def _sequence(fieldname: str, terms: list[str]) -> wq.Query:
     return wq.And([wq.Term(fieldname, t) for t in terms])
 
 
-def _phrase(fieldname: str, alternatives: list[tuple[str, ...]]) -> Phrase | None:
-    """A phrase to check, unless every alternative is a single term (the index shows that)."""
-    found = tuple(dict.fromkeys(alternatives))
+def _phrase(fieldname: str, alternatives: list[tuple[tuple[str, ...], tuple[str, ...]]]) -> Phrase | None:
+    """A phrase to check from (terms, keys) alternatives, unless every alternative is a
+    single term (the index shows that)."""
+    found = dict(reversed(alternatives))  # the first keys of each sequence of terms
+    found = {words: found[words] for words, _ in alternatives}
     if not any(len(words) > 1 for words in found):
         return None
-    return Phrase(fieldname, found)
+    return Phrase(fieldname, tuple(found), tuple(found.values()))
+
+
+def _key(surface: str, term: str) -> str:
+    """Where a word of a phrase may start in folded text: the common beginning of the
+    word as the query wrote it and its term ("deploying", "deploy" -> "deploy"; the
+    page may say "deployed")."""
+    written = find_fold(surface)
+    key = os.path.commonprefix([written, term])
+    return key if len(key) >= MIN_TEXT_PREFIX or len(written) < MIN_TEXT_PREFIX else written[:MIN_TEXT_PREFIX]
 
 
 def _split_cjk(run: str) -> list[str]:
@@ -249,13 +261,14 @@ class QueryBuilder:
         if whole is not None:
             variants: list[wq.Query] = [wq.Term(self.fieldname, whole, boost=WHOLE_BOOST)]
             terms = {whole}
-            sequences: list[tuple[str, ...]] = [(whole,)]
+            sequences = [((whole,), (find_fold(chunk),))]
             for pieces in by_lang.values():
-                primary = [p.term for p in pieces if p.primary]
-                terms.update(primary)
+                primary = [p for p in pieces if p.primary]
+                terms.update(p.term for p in primary)
                 if primary:
-                    variants.append(_sequence(self.fieldname, primary))
-                    sequences.append(tuple(primary))
+                    variants.append(_sequence(self.fieldname, [p.term for p in primary]))
+                    sequences.append((tuple(p.term for p in primary),
+                                      tuple(_key(chunk[p.start : p.end], p.term) for p in primary)))
             return [Unit(_any(variants, boost), frozenset(terms), _phrase(self.fieldname, sequences))]
         terms = {p.term for pieces in by_lang.values() for p in pieces if p.primary}
         return [Unit(_any([wq.Term(self.fieldname, t) for t in sorted(terms)], boost), frozenset(terms))]
@@ -288,18 +301,18 @@ class QueryBuilder:
         norm = normalize(text)
         variants: list[wq.Query] = []
         terms: set[str] = set()
-        sequences: list[tuple[str, ...]] = []
+        sequences: list[tuple[tuple[str, ...], tuple[str, ...]]] = []
         for lang in self.langs:
             found, _ = pieces_of(norm, lang)
-            primary: dict[int, str] = {}
-            for at, _, _, piece in found:
+            primary: dict[int, tuple[str, str]] = {}
+            for at, start, end, piece in found:
                 if piece.primary:
-                    primary.setdefault(at, piece.term)
-            words = [primary[at] for at in sorted(primary)]
+                    primary.setdefault(at, (piece.term, _key(norm[start:end], piece.term)))
+            words = [primary[at][0] for at in sorted(primary)]
             if words:
                 terms.update(words)
                 variants.append(_sequence(self.fieldname, words))
-                sequences.append(tuple(words))
+                sequences.append((tuple(words), tuple(primary[at][1] for at in sorted(primary))))
         query = _any(variants, boost)
         return [Unit(query, frozenset(terms), _phrase(self.fieldname, sequences))] if query is not None else []
 
@@ -583,6 +596,11 @@ def _assemble(text, units: list[Unit], conditions: list[wq.Query], runs: list[st
     partial = None
     if len(units) > 1:
         partial = clean(wq.And([wq.Or([u.query for u in units], scale=OR_FACTOR), *conditions]))
+        for node in _nodes(partial):
+            if isinstance(node, wq.Or):
+                # A tree of union matchers, which skips blocks that cannot reach the top
+                # results; Whoosh would preload every matching page of a small segment.
+                node.matcher_type = wq.Or.DEFAULT_MATCHER
     result = ParsedQuery(text, full, partial, units, runs=list(dict.fromkeys(runs)))
     for unit in units:
         result.terms.update(unit.terms)
@@ -603,6 +621,12 @@ def _assemble(text, units: list[Unit], conditions: list[wq.Query], runs: list[st
                 leaf.constantscore = True
     result.finder = _prefilter(result)
     return result
+
+
+def _nodes(q: wq.Query):
+    yield q
+    for sub in q.children():
+        yield from _nodes(sub)
 
 
 def _leaves(q: wq.Query):
@@ -720,57 +744,98 @@ def _head_share(parsed: ParsedQuery, stored: dict) -> float:
 
 class CandidateText:
     """What the phrase check and the CJK-run ranking read of a candidate: its title, file
-    name, summary and body as indexed (normalised), analysed into terms on demand."""
+    name, summary and body (the body read on demand)."""
 
     def __init__(self, root: Path, cand: Candidate) -> None:
         stored = cand.stored
+        self.root = root
+        self.path = cand.path
         self.lang = stored.get("lang") or ""
         title = stored.get("title") if isinstance(stored.get("title"), str) else cand.record.title
         summary = stored.get("summary") if isinstance(stored.get("summary"), str) else ""
-        body = phrase_body(root, cand.path) or ""
-        self.parts = {
-            "title": (normalize(title or ""), normalize(Path(cand.path).stem)),
-            "text": (normalize(title or ""), normalize(Path(cand.path).stem), normalize(summary), normalize(body)),
-        }
+        self.names = (title or "", Path(cand.path).stem)
+        self.summary = summary or ""
         head = stored.get("head")
-        self.names = frozenset(head.split()) if isinstance(head, str) else frozenset()
-        self._analysed: dict[str, tuple[dict[str, list[int]], set[str]]] = {}
+        self.head = frozenset(head.split()) if isinstance(head, str) else frozenset()
+        self._body: str | None = None
+
+    @property
+    def body(self) -> str:
+        if self._body is None:
+            self._body = phrase_body(self.root, self.path) or ""
+        return self._body
+
+    def texts(self, fieldname: str) -> tuple[str, ...]:
+        """The parts of a field as written (not yet normalised)."""
+        return self.names if fieldname == "title" else (*self.names, self.summary, self.body)
 
     def holds_run(self, run: str) -> bool:
-        return any(run in part for part in self.parts["text"])
-
-    def _terms(self, fieldname: str) -> tuple[dict[str, list[int]], set[str]]:
-        """The positions of the primary terms of a field's parts (a gap between parts, so
-        no phrase spans two, as in the index) and every term."""
-        found = self._analysed.get(fieldname)
-        if found is None:
-            positions: dict[str, list[int]] = {}
-            every: set[str] = set(self.names) if fieldname == "text" else set()
-            pos = 0
-            for part in self.parts.get(fieldname, ()):
-                pieces, end = pieces_of(part, self.lang, pos)
-                for at, _, _, piece in pieces:
-                    every.add(piece.term)
-                    if piece.primary:
-                        positions.setdefault(piece.term, []).append(at)
-                pos = end + PART_GAP
-            found = self._analysed[fieldname] = (positions, every)
-        return found
+        """A CJK word as written: NFKC changes no CJK word character, so the text is
+        normalised only when the word is not found as it stands."""
+        parts = self.texts("text")
+        return any(run in part for part in parts) or any(run in normalize(part) for part in parts)
 
     def holds(self, phrase: Phrase) -> bool:
-        positions, every = self._terms(phrase.fieldname)
-        for words in phrase.alternatives:
+        if phrase.fieldname == "text":
+            run = _cjk_chain(phrase.alternatives)
+            if run is not None:  # CJK bigrams next to each other: the run itself, as a substring
+                return self.holds_run(run)
+            if any(len(words) == 1 and words[0] in self.head for words in phrase.alternatives):
+                return True  # an identifier whole among the page's names
+        return any(_part_holds(part, phrase, self.lang) for part in self.texts(phrase.fieldname))
+
+
+PHRASE_GAP = 64  # characters allowed between two words of a phrase (the rest of a word, stop words)
+MAX_PHRASE_STARTS = 200  # places looked at per part of a page
+
+
+@lru_cache(maxsize=256)
+def _phrase_finder(keys: tuple[str, ...]) -> re.Pattern:
+    """Places in folded text where the words of a phrase may follow one another: each
+    word's key, then at most ``PHRASE_GAP`` characters before the next. A place found is
+    then analysed as the index analyses text."""
+    gap = r"\w*.{0,%d}?" % PHRASE_GAP
+    return re.compile(gap.join(re.escape(key) for key in keys), re.DOTALL)
+
+
+def _part_holds(part: str, phrase: Phrase, lang: str) -> bool:
+    """Does one part of a page (as written) hold one of the phrase's word sequences? Only
+    the places the finder points at are analysed: stop words take no position there, the
+    parts of an identifier follow one another, as in the index."""
+    if not part:
+        return False
+    folded = part.lower() if part.isascii() else find_fold(part)
+    for words, keys in zip(phrase.alternatives, phrase.keys):
+        for number, match in enumerate(_phrase_finder(keys).finditer(folded)):
+            if number >= MAX_PHRASE_STARTS:
+                break
+            start = _chunk_start(part, match.start())
+            window = part[start : match.end() + PHRASE_GAP]
+            pieces, _ = pieces_of(normalize(window), lang)
             if len(words) == 1:
-                if words[0] in every:
+                if any(piece.term == words[0] for _, _, _, piece in pieces):
                     return True
                 continue
-            later = [set(positions.get(word, ())) for word in words[1:]]
-            if all(later) and any(
-                all(start + step in at for step, at in enumerate(later, start=1))
-                for start in positions.get(words[0], ())
-            ):
+            positions: dict[str, set[int]] = {}
+            for position, _, _, piece in pieces:
+                if piece.primary:
+                    positions.setdefault(piece.term, set()).add(position)
+            if any(all(begin + step in positions.get(word, ()) for step, word in enumerate(words[1:], start=1))
+                   for begin in positions.get(words[0], ())):
                 return True
-        return False
+    return False
+
+
+def _cjk_chain(alternatives: tuple[tuple[str, ...], ...]) -> str | None:
+    """The CJK run a phrase of overlapping bigrams spells (给飞, 飞书 → 给飞书), or None."""
+    if len(alternatives) != 1:
+        return None
+    words = alternatives[0]
+    if not all(len(w) == 2 and CJK_RE.fullmatch(w) for w in words):
+        return None
+    if any(prev[1] != word[0] for prev, word in zip(words, words[1:])):
+        return None
+    return words[0] + "".join(word[1] for word in words[1:])
 
 
 def phrase_body(root: Path, path: str) -> str | None:
@@ -792,7 +857,7 @@ def phrase_body(root: Path, path: str) -> str | None:
 
 
 def _check_phrases(root: Path, parsed: ParsedQuery, found: list[Candidate], texts: dict[str, CandidateText],
-                   deadline: float) -> tuple[list[Candidate], int]:
+                   deadline: float, wanted: int) -> tuple[list[Candidate], int]:
     """The candidates of one pass that still match once the query's phrases are checked on
     their text (best score first, until ``deadline``), and how many were left unchecked.
 
@@ -800,11 +865,15 @@ def _check_phrases(root: Path, parsed: ParsedQuery, found: list[Candidate], text
     not in order becomes partial if it still holds some unit of the query (another word,
     another phrase), else it is no match. Candidates of the partial pass are checked only
     when every unit of the query is a phrase. Unchecked ones are kept as partial matches.
+    Once ``wanted`` full matches are confirmed, the lower-scoring rest is not needed.
     """
     plain = len(parsed.units) > len(parsed.phrases)
     kept: list[Candidate] = []
     unchecked = 0
+    confirmed = 0
     for cand in sorted(found, key=lambda c: -c.score):
+        if confirmed >= wanted:
+            break
         if not cand.full and plain:
             kept.append(cand)
             continue
@@ -819,6 +888,7 @@ def _check_phrases(root: Path, parsed: ParsedQuery, found: list[Candidate], text
         held = [text.holds(phrase) for phrase in parsed.phrases]
         if cand.full and all(held):
             kept.append(cand)
+            confirmed += 1
         elif plain or any(held):
             cand.full = False
             kept.append(cand)
@@ -871,7 +941,7 @@ def run_search(searcher, parsed: ParsedQuery, *, limit: int, root: Path) -> Sear
                 score *= SUPERSEDED_FACTOR
             found.append(Candidate(path, score, stored, record, full, hit.docnum))
         if parsed.phrases:
-            found, missed = _check_phrases(root, parsed, found, texts, time.monotonic() + PHRASE_CHECK_TIME)
+            found, missed = _check_phrases(root, parsed, found, texts, time.monotonic() + PHRASE_CHECK_TIME, wanted)
             unchecked += missed
         candidates.extend(found)
         if stopped:
