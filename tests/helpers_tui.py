@@ -21,9 +21,15 @@ async def wait_ready(app: MemtuiApp, pilot, *, index: bool = False) -> None:
     await pilot.pause()
     await app.workers.wait_for_complete()
     await pilot.pause()
-    # A screen coalesces the analysis' update into one refill a moment later: wait for it.
-    for _ in range(100):
-        if getattr(app.screen, "_reload_timer", None) is None:
+    await screen_settled(app, pilot)
+
+
+async def screen_settled(app: MemtuiApp, pilot) -> None:
+    """A screen coalesces updates (the analysis, typing in a filter) into one refill a
+    moment later: wait for it."""
+    for _ in range(200):
+        screen = app.screen
+        if getattr(screen, "_reload_timer", None) is None and getattr(screen, "_filter_timer", None) is None:
             break
         await pilot.pause(0.02)
     await pilot.pause()

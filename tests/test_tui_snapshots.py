@@ -17,7 +17,7 @@ import pytest
 
 from memtui.tui.app import MemtuiApp
 from memtui.tui.settings import Settings
-from tests.helpers_tui import SIZE
+from tests.helpers_tui import SIZE, screen_settled
 
 FIXTURE = Path(__file__).parent / "fixtures" / "snap-field"
 THEMES = ["memtui-dusk", "memtui-paper"]
@@ -50,6 +50,7 @@ async def settle(pilot, *, index: bool = False) -> None:
     for _ in range(3):
         await app.workers.wait_for_complete()
         await pilot.pause()
+    await screen_settled(app, pilot)
     app.clear_notifications()
     await pilot.pause()
 
@@ -244,7 +245,8 @@ def test_browse_filtered_in_place(snap_compare, snap_field, theme):
     async def run_before(pilot):
         await settle(pilot)
         await pilot.press("slash", *"api")
-        await pilot.pause(0.3)
+        await pilot.pause(0.1)
+        await screen_settled(pilot.app, pilot)
 
     assert snap_compare(make(snap_field, theme), terminal_size=SIZE, run_before=run_before)
 

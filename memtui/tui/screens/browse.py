@@ -231,7 +231,11 @@ class BrowseScreen(FilterInPlace, Screen):
     def refilter(self) -> None:
         if self._filter_timer is not None:
             self._filter_timer.stop()
-        self._filter_timer = self.set_timer(0.08, self._fill)  # coalesce fast typing over a big list
+        self._filter_timer = self.set_timer(0.08, self._filtered)  # coalesce fast typing over a big list
+
+    def _filtered(self) -> None:
+        self._filter_timer = None
+        self._fill()
 
     # ------------------------------------------------------------------ actions
     def selected_path(self) -> str | None:
