@@ -162,7 +162,7 @@ def test_a_whole_review_in_a_real_terminal(tmp_path: Path) -> None:
         term.key("Down")
         term.key("Down")
         term.wait_for("▶ ● ready 2026-11-27-expire-01")
-        term.wait_for("Rationale")
+        term.wait_for("+ valid_to: 2026-09-30")  # expire-01's own review has loaded, not the one before
         term.key("a")
         term.wait_for("Approve this proposal?")
         term.key("Enter")

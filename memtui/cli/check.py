@@ -12,6 +12,7 @@ from memtui.dialects.detect import dialect_names
 from memtui.dialects.open import open_field
 from memtui.dialects.report import field_report
 from memtui.field.checks import ERROR, RULES, run_checks, summarise
+from memtui.review import ledger
 from memtui.textsafety import plural
 
 SEVERITY_STYLE = {"error": "bold red", "warning": "yellow", "info": "dim"}
@@ -44,7 +45,7 @@ def run(args: argparse.Namespace) -> int:
         return 0
     if args.field is None:
         args.check_parser.error("the following arguments are required: field")  # exits 2
-    field = open_field(args.field, dialect=args.dialect)
+    field = ledger.with_approvals(open_field(args.field, dialect=args.dialect))
     findings = run_checks(field)
     summary = summarise(findings, len(field))
     report = field_report(field)

@@ -12,6 +12,7 @@ from memtui.cli.output import cell, console, print_json
 from memtui.dialects.open import open_field
 from memtui.errors import MemtuiError
 from memtui.field.history import CURRENT, describe_event
+from memtui.review import ledger
 from memtui.textsafety import one_line
 
 
@@ -36,7 +37,7 @@ def register(sub: argparse._SubParsersAction) -> list[str]:
 
 
 def run(args: argparse.Namespace) -> int:
-    field = open_field(args.field)
+    field = ledger.with_approvals(open_field(args.field))
     chains = field.history.lookup(args.target)
     chains = [c for c in chains if c.versions]
     if not chains:

@@ -262,7 +262,7 @@ def run_search(args: argparse.Namespace) -> int:
             status.append("\n" + PARTIAL_CELL, style="yellow")
         page = cell(hit.title, style="bold" if hit.status == "current" else "")
         page.append("\n")
-        page.append_text(cell(hit.path, style="dim"))
+        page.append_text(cell(f"{hit.path}:{hit.line}" if hit.line else hit.path, style="dim"))
         snippet = Text(hit.snippet, style="dim" if hit.status != "current" else "")
         for start, end in hit.highlights:
             snippet.stylize("bold reverse", start, end)

@@ -16,6 +16,7 @@ class SearchHit:
     snippet: str  # one line, hazards already made visible, no markup
     highlights: list[tuple[int, int]] = field(default_factory=list)  # spans of matched words in snippet
     partial: bool = False  # holds some of the query's words, not all (ranked below the pages that hold all)
+    line: int | None = None  # the snippet's line in the file (1-based); None when the snippet is the summary
 
     def to_json(self) -> dict:
         return {
@@ -27,6 +28,7 @@ class SearchHit:
             "score": round(self.score, 4),
             "snippet": self.snippet,
             "partial": self.partial,
+            "line": self.line,
         }
 
 

@@ -38,6 +38,7 @@ directly, newest first. The current decision comes first, its history below it.
 
 from __future__ import annotations
 
+import fnmatch
 import os
 import re
 import threading
@@ -57,6 +58,7 @@ from whoosh.qparser.common import attach
 from whoosh.searching import TimeLimit
 
 from memtui.field import frontmatter as fm_mod
+from memtui.field.body import TAG_RE
 from memtui.field.page import decode
 from memtui.index.analysis import (
     CHUNK_RE,
@@ -143,6 +145,7 @@ class ParsedQuery:
     finder: re.Pattern | None = None  # finds candidate snippet lines (in find_fold text)
     runs: list[str] = field(default_factory=list)  # CJK runs a page gains by holding as written
     phrases: list[Phrase] = field(default_factory=list)  # checked on the candidates' text
+    source_tags: set[str] = field(default_factory=set)  # tag: filters (not negated): snippets are those lines
 
 
 # ---------------------------------------------------------------------- languages of an index
@@ -606,6 +609,17 @@ def _assemble(text, units: list[Unit], conditions: list[wq.Query], runs: list[st
         result.terms.update(unit.terms)
         if unit.phrase is not None:
             result.phrases.append(unit.phrase)
+    for condition in conditions:
+        if isinstance(condition, wq.Not):
+            continue
+        for leaf in _leaves(condition):
+            if getattr(leaf, "fieldname", None) == "tag" and isinstance(getattr(leaf, "text", None), str):
+                pattern = leaf.text.lower() if isinstance(leaf, (wq.Prefix, wq.Wildcard)) else None
+                if isinstance(leaf, wq.Prefix):
+                    pattern += "*"
+                result.source_tags.update(
+                    tag for tag in TAG_VALUES if (fnmatch.fnmatchcase(tag, pattern) if pattern else tag == leaf.text.lower())
+                )
     for leaf in _leaves(full):
         name = getattr(leaf, "fieldname", None)
         if isinstance(leaf, CharPrefix):
@@ -956,7 +970,7 @@ def run_search(searcher, parsed: ParsedQuery, *, limit: int, root: Path) -> Sear
         )
     for cand in order_candidates(candidates)[:limit]:
         lang = cand.stored.get("lang") or ""
-        snippet, spans = make_snippet(root, cand.path, parsed, cand.stored.get("summary") or "", lang)
+        snippet, spans, line = make_snippet(root, cand.path, parsed, cand.stored.get("summary") or "", lang)
         out.append(
             SearchHit(
                 path=cand.path,
@@ -968,6 +982,7 @@ def run_search(searcher, parsed: ParsedQuery, *, limit: int, root: Path) -> Sear
                 snippet=snippet,
                 highlights=spans,
                 partial=not cand.full,
+                line=line,
             )
         )
     return out
@@ -1059,23 +1074,42 @@ def _prefilter(parsed: ParsedQuery) -> re.Pattern | None:
     return re.compile("|".join(re.escape(k) for k in sorted(keys, key=len, reverse=True)))
 
 
-def _best_line(body: str, parsed: ParsedQuery, lang: str = "") -> str:
-    """The body line with the most distinct query words (a heading only if nothing better).
+def _line_at(body: str, line_start: int) -> str:
+    end = body.find("\n", line_start)
+    return body[line_start : end if end >= 0 else len(body)]
+
+
+def _struck(raw: str) -> bool:
+    """A struck-through history line (``- ~~Deploy on Heroku~~ superseded ...``)."""
+    return _LIST_MARK_RE.sub("", raw).lstrip().startswith("~~")
+
+
+def _best_line(body: str, parsed: ParsedQuery, lang: str = "") -> int | None:
+    """Where the body line with the most distinct query words starts (a heading only if
+    nothing better; a struck-through line only if no current line holds as many words).
+    With a ``tag:`` filter, only lines carrying one of those source tags are snippets.
 
     Only the places where the prefilter fires are analysed, not every word of the page.
     """
     terms_by_line: dict[int, set[str]] = {}
     for start, _, term in _hits(body, parsed, lang):
         terms_by_line.setdefault(body.rfind("\n", 0, start) + 1, set()).add(term)
-    best, best_score = "", 0.0
-    for line_start, terms in terms_by_line.items():
-        end = body.find("\n", line_start)
-        raw = body[line_start : end if end >= 0 else len(body)]
+    if parsed.source_tags:
+        tagged = {body.rfind("\n", 0, m.start()) + 1 for m in TAG_RE.finditer(body)
+                  if m.group(1).lower() in parsed.source_tags}
+        lines = {start: terms_by_line.get(start, set()) for start in sorted(tagged)}
+        floor = -1.0  # a tagged line is a snippet even without a query word
+    else:
+        lines, floor = terms_by_line, 0.0
+    best, best_score = None, floor
+    for line_start, terms in lines.items():
+        raw = _line_at(body, line_start)
         score = sum(1 for unit in parsed.units if unit.terms & terms)
         score += sum(1 for p in parsed.prefixes if any(t.startswith(p) for t in terms))
         score -= 0.5 if raw.lstrip().startswith("#") else 0.0
+        score -= 0.75 if _struck(raw) else 0.0
         if score > best_score:
-            best, best_score = _LIST_MARK_RE.sub("", raw).strip(), score
+            best, best_score = line_start, score
     return best
 
 
@@ -1087,13 +1121,20 @@ def _first_line(body: str) -> str:
     return ""
 
 
-_BODIES: OrderedDict[tuple[str, int, int], str] = OrderedDict()
+_BODIES: OrderedDict[tuple[str, int, int], tuple[str, int]] = OrderedDict()
 _BODIES_KEPT = 256
 _bodies_lock = threading.Lock()
 
 
 def page_body(root: Path, path: str) -> str | None:
     """A page's body text (after the frontmatter), cached by path, size and mtime."""
+    found = body_and_line(root, path)
+    return found[0] if found is not None else None
+
+
+def body_and_line(root: Path, path: str) -> tuple[str, int] | None:
+    """A page's body text and the line of the file it starts on (1-based), cached by path,
+    size and mtime; only the first ``SNIPPET_READ_BYTES`` of a page are read."""
     abspath = str(root / path)
     try:
         st = os.stat(abspath, follow_symlinks=False)
@@ -1101,38 +1142,47 @@ def page_body(root: Path, path: str) -> str | None:
         return None
     key = (abspath, st.st_size, st.st_mtime_ns)
     with _bodies_lock:
-        body = _BODIES.get(key)
-        if body is not None:
+        found = _BODIES.get(key)
+        if found is not None:
             _BODIES.move_to_end(key)
-            return body
+            return found
     result = read_bytes_safely(abspath, head=SNIPPET_READ_BYTES)  # never a whole huge page
     if result is None:
         return None
     text, _ = decode(result[0][:SNIPPET_READ_BYTES])
     fm = fm_mod.locate(text)
-    body = text[fm.body_offset :] if fm.present and fm.closed else text
+    offset = fm.body_offset if fm.present and fm.closed else 0
+    found = (text[offset:], text.count("\n", 0, offset) + 1)
     with _bodies_lock:
-        _BODIES[key] = body
+        _BODIES[key] = found
         while len(_BODIES) > _BODIES_KEPT:
             _BODIES.popitem(last=False)
-    return body
+    return found
 
 
 def make_snippet(
     root: Path, path: str, parsed: ParsedQuery, summary: str = "", lang: str = ""
-) -> tuple[str, list[tuple[int, int]]]:
-    """The body line that matches the most query words (else the summary), made safe, cut to size.
+) -> tuple[str, list[tuple[int, int]], int | None]:
+    """The body line that matches the most query words (else the summary), made safe, cut
+    to size, and its line in the file (None for the summary).
 
     The snippet is the page's text as written; highlights are found by analysing it.
     """
-    body = page_body(root, path)
-    if body is None:
-        return "", []
-    best = _best_line(body, parsed, lang) or summary.strip() or _first_line(body)
+    found = body_and_line(root, path)
+    if found is None:
+        return "", [], None
+    body, first_line = found
+    start = _best_line(body, parsed, lang)
+    line = None
+    if start is not None:
+        best = _LIST_MARK_RE.sub("", _line_at(body, start)).strip()
+        line = first_line + body.count("\n", 0, start)
+    else:
+        best = summary.strip() or _first_line(body)
     snippet = one_line(best)
     if len(snippet) > SNIPPET_CHARS:
         spans = _spans(snippet, parsed, lang)
         start = max(0, spans[0][0] - SNIPPET_CHARS // 3) if spans else 0
         cut = snippet[start : start + SNIPPET_CHARS]
         snippet = ("…" if start else "") + cut + ("…" if start + SNIPPET_CHARS < len(snippet) else "")
-    return snippet, _spans(snippet, parsed, lang)
+    return snippet, _spans(snippet, parsed, lang), line

@@ -53,6 +53,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from memtui.errors import MemtuiError
 from memtui.store import gitrepo, locations, signing, state
 
 LEDGER_FILE = "ledger.jsonl"
@@ -99,6 +100,7 @@ class LedgerEntry:
     pages: list[dict[str, Any]] = field(default_factory=list)
     reason: str | None = None
     commit: str | None = None
+    signed: bool = True  # False: a line from before memtui signed its ledger (not in to_json)
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -207,6 +209,7 @@ def read(root: Path) -> LedgerRead:
             if mac is not None and not signing.verify_json(dict(data, prev=prev), mac):
                 raise _Untrusted("it is not signed by memtui for this user (forged, edited, or another account)")
             entry = LedgerEntry.from_json(data)
+            entry.signed = mac is not None
         except _Untrusted as exc:
             result.bad_lines.append(number)
             result.problems.append(f"ledger line {number} is ignored: {exc}")
@@ -361,6 +364,37 @@ def in_force(entries: list[LedgerEntry]) -> list[LedgerEntry]:
     if not any(entry.action == DECISION_UNDO for entry in entries):
         return list(entries)
     return _replay(entries)[0]
+
+
+def page_approvals(entries: list[LedgerEntry]) -> dict[str, tuple[str, str]]:
+    """Review evidence kept outside the pages: path -> (sha256 of the bytes a human
+    approved, who), from the approvals still in force (a quarantined note, a dream
+    proposal), the latest per page. A page counts as reviewed only while it still has
+    exactly those bytes (``Field.approved``)."""
+    out: dict[str, tuple[str, str]] = {}
+    for entry in in_force(entries):
+        if entry.action not in (QUARANTINE_APPROVE, PROPOSAL_APPROVE) or not entry.signed:
+            continue  # an unsigned line (any program can write one) is no evidence
+        for page in entry.pages:
+            path = page.get("moved_to") or page.get("path")
+            after = page.get("after")
+            if isinstance(path, str) and isinstance(after, str) and after:
+                out[path] = (after, entry.who)
+    return out
+
+
+def approvals(root: Path) -> dict[str, tuple[str, str]]:
+    """``page_approvals`` of the field's ledger (lines memtui did not write are ignored)."""
+    try:
+        return page_approvals(read(root).entries)
+    except (OSError, MemtuiError):
+        return {}
+
+
+def with_approvals(field):
+    """``field`` with the review evidence of the ledger (``Field.approvals``) filled in."""
+    field.approvals = approvals(field.root)
+    return field
 
 
 @dataclass(slots=True)

@@ -30,6 +30,7 @@ from memtui.errors import MemtuiError
 from memtui.field.field import Field
 from memtui.index.model import ChangeBatch
 from memtui.resources import themes_dir
+from memtui.review import ledger
 from memtui.store.locations import default_cache_dir
 from memtui.tui import row_cache, safe
 from memtui.tui.commands import (
@@ -281,6 +282,7 @@ class MemtuiApp(App):
         except MemtuiError as exc:
             self.call_from_thread(self._load_failed, exc)
             return
+        loaded.approvals = ledger.approvals(loaded.root)  # review evidence kept in memtui's ledger
         pending_paths = [entry.path for entry in pending]
         rows = quick_rows(loaded.pages, pending_paths)
         self.call_from_thread(self._field_opened, loaded, pending_paths, rows)
@@ -543,7 +545,7 @@ class MemtuiApp(App):
         """Re-read pages memtui itself just wrote (the watcher will confirm later)."""
         if self.field is None:
             return
-
+        self.field.approvals = ledger.approvals(self.field.root)  # a decision may have been recorded
         self.apply_changes(ChangeBatch(changed=list(paths)))
 
     # ------------------------------------------------------------------ actions

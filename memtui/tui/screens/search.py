@@ -49,7 +49,8 @@ def hit_prompt(hit, colours: dict[str, str]) -> Text:
     if getattr(hit, "partial", False):
         text.append("≈ some words ", style=f"{colours.get('warning', '')}")
     text.append(one_line(hit.title, 80), style="bold" if hit.status == "current" else "")
-    text.append(f"  {one_line(hit.path)}", style="dim")
+    where = f"{hit.path}:{hit.line}" if getattr(hit, "line", None) else hit.path
+    text.append(f"  {one_line(where)}", style="dim")
     text.append(f"  {hit.score:.2f}", style="dim")
     snippet = one_line(hit.snippet or "", 300)
     if snippet:
@@ -144,7 +145,7 @@ class SearchScreen(Screen):
             return
         index = results.highlighted if results.highlighted is not None else 0
         if 0 <= index < len(self.hits):
-            self.app.open_page(self.hits[index].path)
+            self._open_hit(self.hits[index])
 
     def action_move(self, delta: int) -> None:
         results = self.query_one("#results", OptionList)
@@ -219,10 +220,14 @@ class SearchScreen(Screen):
         if query == self._last_query:
             self._show_state(message)
 
+    def _open_hit(self, hit) -> None:
+        """The page, scrolled to the line the snippet came from."""
+        self.app.open_page(hit.path, line=hit.line)
+
     def on_option_list_option_selected(self, event: OptionList.OptionSelected) -> None:
         option_id = event.option.id or ""
         if option_id.startswith("hit-"):
-            self.app.open_page(self.hits[int(option_id[4:])].path)
+            self._open_hit(self.hits[int(option_id[4:])])
 
     def action_focus_results(self) -> None:
         results = self.query_one("#results", OptionList)
