@@ -275,7 +275,24 @@ def _sources_of(claim: LineClaim, citation_sources: list[str]) -> list[str]:
 
 
 def field_claims(field, *, git: bool = True) -> list[Claim]:
-    """Every claim of the field, with its page's status and trust, and its promotion (if any)."""
+    """Every claim of the field, with its page's status and trust, and its promotion (if any).
+
+    Computed once per field generation (checks, the page view and the claims screen
+    share it); callers must not change the claims returned.
+    """
+    key = (getattr(field, "generation", None), len(field.pages), git, id(getattr(field, "approvals", None)), len(getattr(field, "approvals", None) or ()))
+    memo = getattr(field, "_claims_memo", None)
+    if memo is not None and memo[0] == key:
+        return memo[1]
+    out = _field_claims(field, git=git)
+    try:
+        field._claims_memo = (key, out)
+    except AttributeError:
+        pass
+    return out
+
+
+def _field_claims(field, *, git: bool) -> list[Claim]:
     cache_dir = getattr(field, "cache_dir", None)
     CACHE.load(cache_dir)
     history = field.history

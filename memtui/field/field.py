@@ -288,6 +288,7 @@ class Field:
         self.generation = 0
         self._lookup: dict[str, dict] | None = None
         self._history = None
+        self._claims_memo = None  # field_claims of this generation (memtui.field.claims)
         self._backlinks: dict[str, list[tuple[str, int]]] | None = None
         self._read_at_ns: dict[str, int] = {}  # when each page was last read from disk
         self._cache_stale = False
@@ -503,6 +504,7 @@ class Field:
         self._lookup = None
         self._history = None
         self._backlinks = None
+        self._claims_memo = None
 
     # ------------------------------------------------------------------ lookups
     def __len__(self) -> int:

@@ -84,6 +84,7 @@ class MemtuiApp(App):
         "overview": lambda: _screen("overview", "OverviewScreen"),
         "quarantine": lambda: _screen("quarantine", "QuarantineScreen"),
         "proposals": lambda: _screen("proposals", "ProposalsScreen"),
+        "claims": lambda: _screen("claims", "ClaimsScreen"),
     }
     DEFAULT_MODE = "browse"
 
@@ -93,6 +94,7 @@ class MemtuiApp(App):
         Binding("3", "switch_mode('overview')", "Overview"),
         Binding("4", "switch_mode('quarantine')", "Quarantine"),
         Binding("5", "switch_mode('proposals')", "Proposals"),
+        Binding("6", "open_claims", "Claims", tooltip="Every tagged line: whose idea is this fact?"),
         Binding("question_mark,f1", "help", "Help", key_display="?"),
         Binding("ctrl+q", "quit", "Quit", priority=True),
     ]
@@ -118,6 +120,7 @@ class MemtuiApp(App):
         self.requested_theme = theme
         self._theme_from_command_line: str | None = None
         self.field: Field | None = None
+        self.claims_request: tuple[str, str | None] | None = None  # preset and tag for the claims screen
         self.pending_paths: set[str] = set()  # listed but not read yet (first load)
         self.rows: dict[str, PageRow] = {}  # the page list's rows, kept current by the app
         self._changed_since_snapshot: set[str] = set()
@@ -554,6 +557,14 @@ class MemtuiApp(App):
         screen = self.screen
         if hasattr(screen, "focus_query"):
             screen.focus_query()
+
+    def action_open_claims(self, preset: str = "all", tag: str | None = None) -> None:
+        """The claims screen, showing ``preset`` narrowed to ``tag``."""
+        self.claims_request = (preset, tag)
+        if self.current_mode == "claims":
+            self.screen.on_screen_resume()
+        else:
+            self.switch_mode("claims")
 
     def action_help(self) -> None:
         from memtui.tui.screens.help import HelpScreen

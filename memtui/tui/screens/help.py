@@ -48,6 +48,7 @@ def _binding_rows(bindings) -> list[tuple[str, str]]:
 
 def screen_sections() -> list[tuple[str, type]]:
     from memtui.tui.screens.browse import BrowseScreen
+    from memtui.tui.screens.claims import ClaimsScreen
     from memtui.tui.screens.editor import EditorScreen
     from memtui.tui.screens.history import HistoryScreen
     from memtui.tui.screens.overview import OverviewScreen
@@ -64,6 +65,7 @@ def screen_sections() -> list[tuple[str, type]]:
         ("Overview", OverviewScreen),
         ("Quarantine", QuarantineScreen),
         ("Proposals", ProposalsScreen),
+        ("Claims", ClaimsScreen),
         ("Editor", EditorScreen),
     ]
 

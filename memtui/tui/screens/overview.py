@@ -8,7 +8,8 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Grid, Vertical
 from textual.screen import Screen
-from textual.widgets import Header, Sparkline, Static
+from textual.widgets import Header, OptionList, Sparkline, Static
+from textual.widgets.option_list import Option
 
 from memtui.dialects.detect import BY_NAME
 from memtui.field.body import SOURCE_TAGS
@@ -16,6 +17,7 @@ from memtui.field.checks import MEMORY_CAP, RULES
 from memtui.textsafety import one_line
 from memtui.tui.events import FieldEvent
 from memtui.tui.widgets.footer import MemtuiFooter
+from memtui.tui.widgets.lists import MarkedOptionList
 from memtui.tui.widgets.status_bar import StatusBar, describe_sync, index_state
 
 BAR_WIDTH = 24
@@ -30,6 +32,7 @@ def bar(value: int, total: int, width: int = BAR_WIDTH) -> str:
 
 class OverviewScreen(Screen):
     BINDINGS = [Binding("escape", "app.switch_mode('browse')", "Back")]
+    HELP_EXTRA = [("enter", "on a source tag count: the claims with that tag")]
 
     PANELS = [
         ("Pages", "ov-pages"),
@@ -51,7 +54,10 @@ class OverviewScreen(Screen):
                 with panel:
                     if widget_id == "ov-days":
                         yield Sparkline([], id="ov-sparkline")
-                    yield Static(id=widget_id)
+                    if widget_id == "ov-tags":  # each count opens the claims with that tag
+                        yield MarkedOptionList(id=widget_id)
+                    else:
+                        yield Static(id=widget_id)
         yield StatusBar()
         yield MemtuiFooter()
 
@@ -155,19 +161,24 @@ class OverviewScreen(Screen):
     def _render_tags(self, analysis, colours) -> None:
         totals = analysis.tag_totals
         total = sum(totals.get(tag, 0) for tag in SOURCE_TAGS)
-        table = Table.grid(padding=(0, 1))
-        table.add_column(no_wrap=True)
-        table.add_column(justify="right", style="bold")
-        table.add_column()
+        widest = max(len(f"{totals.get(tag, 0):,}") for tag in SOURCE_TAGS)
+        options = []
         for tag in SOURCE_TAGS:
             value = totals.get(tag, 0)
             share = f"{100 * value / total:.0f}%" if total else "-"
-            table.add_row(
-                Text(f"[{tag}]", style=f"bold {colours.get(tag, '')}"),
-                f"{value:,}",
-                Text(f"{bar(value, total, 18)} {share}", style=colours.get(tag, "")),
-            )
-        self.query_one("#ov-tags", Static).update(table)
+            prompt = Text(f"[{tag}]".ljust(12), style=f"bold {colours.get(tag, '')}")
+            prompt.append(f"{value:,}".rjust(widest), style="bold")
+            prompt.append(f" {bar(value, total, 18)} {share}", style=colours.get(tag, ""))
+            options.append(Option(prompt, id=tag))
+        widget = self.query_one("#ov-tags", MarkedOptionList)
+        highlighted = widget.highlighted
+        widget.set_options(options)
+        if highlighted is not None:
+            widget.highlighted = highlighted
+
+    def on_option_list_option_selected(self, event: OptionList.OptionSelected) -> None:
+        if event.option_list.id == "ov-tags" and event.option.id:
+            self.app.action_open_claims("all", event.option.id)
 
     def _render_days(self, analysis) -> None:
         series = analysis.per_day

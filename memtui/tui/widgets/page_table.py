@@ -12,7 +12,7 @@ table never scrolls sideways, so no scrollbar can cover the last row.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from rich.cells import cell_len, set_cell_size
@@ -49,6 +49,18 @@ CURSOR_MARK = "▶"
 Cell = tuple[str, str]
 
 
+class _LazyCells(dict):
+    """Row cells made on first use."""
+
+    def __init__(self, make: Callable[[str], tuple[Cell, ...]]) -> None:
+        super().__init__()
+        self._make = make
+
+    def __missing__(self, key: str) -> tuple[Cell, ...]:
+        cells = self[key] = self._make(key)
+        return cells
+
+
 class PageTable(ScrollView, can_focus=True):
     """Rows of (key, cells); a header line; cursor, sort and mouse support."""
 
@@ -70,6 +82,7 @@ class PageTable(ScrollView, can_focus=True):
         "page-table--secondary",
         "page-table--accent",
         "page-table--success",
+        "page-table--primary",
         "page-table--dim",
     }
 
@@ -150,6 +163,26 @@ class PageTable(ScrollView, can_focus=True):
             self.scroll_to(y=max(0, new_cursor - offset_in_view), animate=False, immediate=True)
         else:
             self.cursor = min(self.cursor, max(0, len(self._keys) - 1))
+        self.refresh()
+
+    def set_lazy_rows(self, keys: Sequence[str], cells_of: Callable[[str], tuple[Cell, ...]]) -> None:
+        """Replace all rows with ``keys`` whose cells are made only when shown (no FIT columns).
+
+        For long lists (200,000 claims): making every row's cells up front would cost
+        seconds; a screen shows about forty.
+        """
+        previous_key = self.cursor_key
+        offset_in_view = self.cursor - int(self.scroll_y)
+        self._keys = list(keys)
+        self._cells = _LazyCells(cells_of)
+        self._index = {key: i for i, key in enumerate(self._keys)}
+        self._set_virtual_size()
+        if previous_key is not None and previous_key in self._index:
+            self.cursor = self._index[previous_key]
+            self.scroll_to(y=max(0, self.cursor - offset_in_view), animate=False, immediate=True)
+        else:
+            self.cursor = 0
+            self.scroll_to(y=0, animate=False, immediate=True)
         self.refresh()
 
     def _measure_fit(self, rows: Sequence[tuple[str, tuple[Cell, ...]]]) -> None:
