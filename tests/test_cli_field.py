@@ -55,6 +55,29 @@ def test_check_output_is_inert(sample_field, capsys):
     assert raw.isascii()
 
 
+def test_check_groups_findings_by_rule_and_all_prints_every_one(tmp_path, capsys):
+    """The human output prints each rule's count and its first few findings (a 10k-page
+    field has 40,000); ``--all`` prints every one on its own line; ``--rule`` narrows."""
+    pages = {f"notes/n{i:02}.md": f"- Fact {i} is untagged here and long enough to count\n" for i in range(25)}
+    pages["notes/links.md"] = "See [[Nowhere At All]]. [observed]\n"
+    root = make_field(tmp_path / "f", pages)
+    code, data, _ = run_cli_json(["check", root], capsys)
+    untagged = [f for f in data["findings"] if f["rule"] == "untagged-claim"]
+    assert len(untagged) == 25
+    code, out, _ = run_cli(["check", root], capsys)
+    assert "untagged-claim  25" in out
+    assert sum(1 for line in out.splitlines() if line.startswith("    notes/n")) == 10
+    assert "… 15 more: memtui check FIELD --rule untagged-claim --all" in out
+    assert "link-broken  1" in out and "notes/links.md:1" in out
+    code, out, _ = run_cli(["check", root, "--all"], capsys)
+    lines = [line for line in out.splitlines() if "  untagged-claim  " in line]
+    assert len(lines) == 25 and all(line.startswith("▲ warning  untagged-claim  notes/n") for line in lines)
+    code, out, _ = run_cli(["check", root, "--all", "--rule", "link-broken"], capsys)
+    assert "untagged-claim" not in out.split("pages, ")[0] and "link-broken  notes/links.md:1" in out
+    code, out, _ = run_cli(["check", root, "--per-rule", "2"], capsys)
+    assert "… 23 more" in out
+
+
 def test_check_exit_codes(tmp_path, capsys):
     clean = make_field(tmp_path / "clean", {"notes/a.md": "A fact with a source tag here. [observed]\n"})
     code, out, _ = run_cli(["check", clean], capsys)
