@@ -140,3 +140,33 @@ def test_a_3_gb_blob_on_a_dream_branch_is_never_read(sample_field: Path, tmp_pat
     assert any("too large for a page" in e for e in entry["validation"]["errors"])
     result, peak = run_measured("proposals", "show", str(sample_field), "2026-12-01-bloat-01")
     assert peak < MEMORY_LIMIT_KB and b"Traceback" not in result.stderr
+
+
+def test_the_text_of_a_page_over_the_parse_limit_is_searchable(tmp_path: Path) -> None:
+    """A 5 MB page is not parsed, but a word only near its end is found (by a word and by a
+    phrase); a 25 MB page is searchable up to 20 MB and its finding says what was left out."""
+    from memtui.field.page import MAX_INDEX_BYTES
+    from tests.helpers_index import open_service, search_paths
+
+    root = tmp_path / "field"
+    (root / "notes").mkdir(parents=True)
+    filler = b"- routine line about shipments and invoices [observed]\n"
+    big = filler * (5 * 1024 * 1024 // len(filler)) + b"- the vendor code is zorblatt quintessa [stated]\n"
+    assert len(big) > MAX_PARSE_BYTES
+    (root / "notes" / "big.md").write_bytes(big)
+    huge = filler * (MAX_INDEX_BYTES // len(filler) - 10) + b"- early marker frobnicate [stated]\n"
+    huge += filler * (6 * 1024 * 1024 // len(filler)) + b"- late marker grommetwax [stated]\n"
+    (root / "notes" / "huge.md").write_bytes(huge)
+    (root / "notes" / "small.md").write_bytes(b"# Small\n\nNothing here. [observed]\n")
+    svc = open_service(root, tmp_path / "index")
+    try:
+        assert search_paths(svc, "zorblatt") == ["notes/big.md"]
+        assert search_paths(svc, '"zorblatt quintessa"') == ["notes/big.md"]
+        assert search_paths(svc, "frobnicate") == ["notes/huge.md"]
+        assert search_paths(svc, "grommetwax") == []  # past the 20 MB cap
+    finally:
+        svc.close()
+    result, _ = run_measured("check", str(root), "--json")
+    messages = {f["path"]: f["message"] for f in json.loads(result.stdout)["findings"] if f["rule"] == "page-too-large"}
+    assert "its text is searchable" in messages["notes/big.md"]
+    assert "the remaining" in messages["notes/huge.md"] and "are not" in messages["notes/huge.md"]

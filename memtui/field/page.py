@@ -24,6 +24,7 @@ from memtui.store.files import FileTooLarge, read_bytes, read_head, sha256_bytes
 from memtui.textsafety import find_hazards
 
 MAX_PARSE_BYTES = 2 * 1024 * 1024  # bigger files are listed and hashed, not parsed
+MAX_INDEX_BYTES = 20 * 1024 * 1024  # the text of a bigger page is still searchable up to this
 BINARY_SNIFF_BYTES = 8192
 MAX_HAZARDS_KEPT = 50  # per kind; ``hazard_counts`` has the full numbers
 
@@ -458,7 +459,12 @@ def too_large_info(path: str, abspath: str | os.PathLike[str], size: int, mtime_
 
 
 def _too_large_message(size: int) -> str:
-    return f"{size:,} bytes: too large to parse (limit {MAX_PARSE_BYTES // (1024 * 1024)} MB); shown raw only"
+    searchable = (
+        "its text is searchable"
+        if size <= MAX_INDEX_BYTES
+        else f"its first {MAX_INDEX_BYTES // (1024 * 1024)} MB are searchable, the remaining {size - MAX_INDEX_BYTES:,} bytes are not"
+    )
+    return f"{size:,} bytes: too large to parse (limit {MAX_PARSE_BYTES // (1024 * 1024)} MB); shown raw only; {searchable}"
 
 
 def info_from_bytes(path: str, data: bytes, size: int, mtime_ns: int) -> PageInfo:

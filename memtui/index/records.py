@@ -31,7 +31,13 @@ from memtui.field import body as body_mod
 from memtui.field import trust as trust_mod
 from memtui.field.field import PLAIN_READER, Field, PageReader, side_matches
 from memtui.field.history import CURRENT, History
-from memtui.field.page import MAX_PARSE_BYTES, PageInfo, decode, too_large_info
+from memtui.field.page import (
+    MAX_INDEX_BYTES,
+    MAX_PARSE_BYTES,
+    PageInfo,
+    decode,
+    too_large_info,
+)
 from memtui.index.analysis import (
     DETECT_CHARS,
     SUMMARY_REPEAT,
@@ -361,7 +367,7 @@ def read_page_doc(
     try:
         result = read_bytes(abspath, max_bytes=MAX_PARSE_BYTES)
     except FileTooLarge as exc:
-        return PageDoc(record_of(too_large_info(path, abspath, exc.size, exc.stat.st_mtime_ns)), "", "", [])
+        return too_large_doc(path, abspath, exc.size, exc.stat.st_mtime_ns)
     except OSError:
         return None  # ELOOP (a symlink), EACCES, ENXIO (a socket), not a regular file ...
     if result is None:
@@ -370,6 +376,35 @@ def read_page_doc(
     if known is not None and not side_matches(known, _side_stat(root, path)):
         known = None  # the sidecar changed since the field read the page
     return doc_from_bytes(path, data, st.st_mtime_ns, known, root=root, reader=reader)
+
+
+def too_large_doc(path: str, abspath: str, size: int, mtime_ns: int) -> PageDoc:
+    """A page over the parse limit: not parsed, but its text (up to ``MAX_INDEX_BYTES``, cut
+    at a line end) is indexed, so a word only in a 5 MB page is found; the page's finding
+    says what was left out."""
+    info = too_large_info(path, abspath, size, mtime_ns)
+    if info.problems and info.problems[0][0] == "binary-file":
+        return PageDoc(record_of(info), "", "", [])
+    text = large_page_text(abspath)
+    return PageDoc(record_of(info), "", text or "", [], lang=detect_language(text[:DETECT_CHARS], None, path) if text else "")
+
+
+def large_page_text(abspath: str) -> str | None:
+    """The text of a page too large to parse, up to ``MAX_INDEX_BYTES`` (whole lines)."""
+    try:
+        result = read_head(abspath, MAX_INDEX_BYTES)
+    except OSError:
+        return None
+    if result is None:
+        return None
+    data, st = result
+    nul = data.find(b"\0")
+    if nul >= 0:
+        data = data[:nul]  # binary from here on (a sparse or corrupted file): text ends
+    elif st.st_size > len(data):
+        data = data[: data.rfind(b"\n") + 1] or data
+    text, _ = decode(data)
+    return text
 
 
 def _side_stat(root: Path, path: str) -> tuple[int, int] | None:

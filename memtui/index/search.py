@@ -59,7 +59,7 @@ from whoosh.searching import TimeLimit
 
 from memtui.field import frontmatter as fm_mod
 from memtui.field.body import TAG_RE
-from memtui.field.page import decode
+from memtui.field.page import MAX_PARSE_BYTES, decode
 from memtui.index.analysis import (
     CHUNK_RE,
     CJK_RE,
@@ -82,7 +82,7 @@ from memtui.index.analysis import (
 )
 from memtui.index.errors import QueryError
 from memtui.index.model import SearchHit, SearchResults
-from memtui.index.records import PageRecord, read_bytes_safely
+from memtui.index.records import PageRecord, large_page_text, read_bytes_safely
 from memtui.textsafety import one_line, plural
 
 MAX_QUERY_CHARS = 500
@@ -862,6 +862,8 @@ def phrase_body(root: Path, path: str) -> str | None:
         return None
     if size <= SNIPPET_READ_BYTES:
         return page_body(root, path)
+    if size > MAX_PARSE_BYTES:
+        return large_page_text(abspath)  # indexed as text, never parsed
     result = read_bytes_safely(abspath)
     if result is None:
         return None
