@@ -23,12 +23,15 @@ from whoosh.reading import SegmentReader
 from memtui.field import page_cache
 from memtui.field.field import (
     PLAIN_READER,
+    Field,
     PageReader,
     ScanEntry,
     is_page_path,
     scan,
     side_matches,
 )
+from memtui.field.history import CURRENT, History
+from memtui.field.page import PageInfo
 from memtui.index.analysis import build_schema, codec
 from memtui.index.fastwrite import FastSegmentWriter
 from memtui.index.model import ChangeBatch
@@ -71,6 +74,10 @@ class IndexGeneration:
         self.records = records
         self.status_day = today()
         self.reader: PageReader = PLAIN_READER  # how pages are read (the field's dialects); set by the service
+        # Every supersedes / superseded_by reference of the records, as (page, target), kept
+        # from the last whole computation: what decides whether a change can move any
+        # other page's status (None: not known yet, compute everything).
+        self.references: list[tuple[str, str]] | None = None
 
     @classmethod
     def create(cls, gen_dir: Path) -> IndexGeneration:
@@ -251,6 +258,8 @@ class IndexGeneration:
                     break
         if not relevant:
             return
+        if not force and self.status_day == today() and self._plan_statuses_locally(root, plan):
+            return
         merged = dict(self.records)
         for path in plan.removed:
             merged.pop(path, None)
@@ -272,7 +281,59 @@ class IndexGeneration:
             if path not in reported:
                 plan.batch.changed.append(path)
                 reported.add(path)
+        self.references = _references(merged)
         self.status_day = today()
+
+    def _plan_statuses_locally(self, root: Path, plan: Plan) -> bool:
+        """Statuses for a change that cannot move any other page's status; False when it might.
+
+        The supersede graph's edges come only from references (``supersedes``,
+        ``superseded_by``). A change moves no other page's status when the pages it
+        adds, removes or re-keys hold no reference and no known reference resolves to
+        them, old or new (checked against a field of those pages alone, with the same
+        resolver: every lookup table a reference could hit is keyed by what those pages
+        hold). Then each such page's status is its own (declared status, ``valid_to``).
+        Cost: one resolve per reference on a field of a few pages, instead of the whole
+        field's graph (about 0.2 s at 10,000 pages, 2 s at 100,000).
+        """
+        references = self.references
+        if references is None:
+            return False
+        before: dict[str, PageInfo] = {}
+        after: dict[str, PageInfo] = {}
+        for path in plan.removed:
+            known = self.records.get(path)
+            if known is not None:
+                before[path] = known.page_info()
+        for path, doc in plan.docs.items():
+            known = self.records.get(path)
+            if known is not None and known.status_key() == doc.record.status_key():
+                continue  # its status inputs are the same: its status stays (copied in plan_paths)
+            if known is not None:
+                before[path] = known.page_info()
+            after[path] = doc.record.page_info()
+        if not before and not after:
+            return True
+        if any(info.supersedes or info.superseded_by for info in (*before.values(), *after.values())):
+            return False
+        for pages in (before, after):
+            if not pages:
+                continue
+            alone = _field_of(root, self.reader, pages)
+            for path, target in references:
+                if alone.resolve(target, near=path) is not None:
+                    return False
+        own = History(_field_of(root, self.reader, after)).status if after else {}
+        reported = set(plan.batch.paths())
+        for path in after:
+            doc = plan.docs[path]
+            status = own.get(path, CURRENT)
+            known = self.records.get(path)
+            doc.record.status, doc.record.successors = status, ()
+            if known is not None and (known.status, known.successors) != (status, ()) and path not in reported:
+                plan.batch.changed.append(path)
+                reported.add(path)
+        return True
 
     def plan_statuses_only(self, root: Path) -> Plan:
         """Recompute every status (e.g. a ``valid_to`` date has passed since the last run)."""
@@ -296,6 +357,23 @@ class IndexGeneration:
             and known.mtime_ns == entry.mtime_ns
             and side_matches(known.page_info(), entry.side)
         )
+
+
+def _references(records: dict[str, PageRecord]) -> list[tuple[str, str]]:
+    """Every (page, target) of a ``supersedes`` or ``superseded_by`` among ``records``."""
+    out: list[tuple[str, str]] = []
+    for path, record in records.items():
+        info = record.page_info()
+        for target in (*info.supersedes, *info.superseded_by):
+            out.append((path, target))
+    return out
+
+
+def _field_of(root: Path, reader: PageReader, pages: dict[str, PageInfo]) -> Field:
+    """A field holding only ``pages`` (read as ``reader`` reads): to resolve against them alone."""
+    alone = Field(root, reader=reader)
+    alone.pages = pages
+    return alone
 
 
 def read_all(
