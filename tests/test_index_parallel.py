@@ -62,6 +62,7 @@ def test_the_two_segments_are_merged_when_idle(sample_field: Path, tmp_path: Pat
     from memtui.index import service as service_mod
 
     monkeypatch.setattr(indexer_mod, "PARALLEL_MIN_PAGES", 1)  # merge in a helper process, as at 1,000+ pages
+    monkeypatch.setattr(service_mod, "PARALLEL_MIN_PAGES", 1)
     monkeypatch.setattr(service_mod, "IDLE_BEFORE_FULL_MERGE", 0.3)
     svc, _ = _build(sample_field, tmp_path / "idx", monkeypatch, parallel=True)
     try:
@@ -77,5 +78,59 @@ def test_the_two_segments_are_merged_when_idle(sample_field: Path, tmp_path: Pat
     again = IndexService(sample_field, index_dir=tmp_path / "idx")
     try:
         assert again.open().up_to_date  # the manifest vouches for the merged files
+    finally:
+        again.close()
+
+
+def test_pages_written_during_the_full_merge_are_searchable_at_once_and_kept(
+    sample_field: Path, tmp_path: Path, monkeypatch
+) -> None:
+    """The full merge runs on a copy in a helper process: the writer keeps committing; when
+    the merge is done, what was committed meanwhile is applied to the merged copy."""
+    if parallel_mod.worker_count() < 2:
+        pytest.skip("one CPU: the build never runs in two processes")
+    import threading
+
+    from memtui.index import indexer as indexer_mod
+    from memtui.index import service as service_mod
+    from tests.helpers import write_page
+    from tests.helpers_index import search_paths
+
+    release = threading.Event()
+
+    class HeldBack(parallel_mod.BackgroundOptimize):
+        """The helper's merge, reported only once the test lets it (a slow merge at 100k pages)."""
+
+        def result(self):
+            return super().result() if release.is_set() else None
+
+    monkeypatch.setattr(service_mod, "PARALLEL_MIN_PAGES", 1)
+    monkeypatch.setattr(service_mod, "IDLE_BEFORE_FULL_MERGE", 0.3)
+    monkeypatch.setattr(service_mod, "BackgroundOptimize", HeldBack)
+    monkeypatch.setattr(indexer_mod, "SMALL_SEGMENT_DOCS", 1)  # the build's two segments count as large
+    svc, _ = _build(sample_field, tmp_path / "idx", monkeypatch, parallel=True)
+    try:
+        first = svc.generation_dir
+        svc.start_watching()
+        assert wait_for(lambda: svc._merge is not None, timeout=30)
+        write_page(sample_field, "notes/zebrafinch.md", "# Zebrafinch sighting\n\nA zebrafinch was seen. [observed]\n")
+        person = sample_field / "people/dana-ruiz.md"
+        person.write_text(person.read_text() + "\nDana keeps a quokka. [stated]\n")
+        (sample_field / "notes/offsite-logistics.md").unlink()
+        assert svc.flush(10)
+        assert svc._merge is not None and svc.generation_dir == first  # still merging: served by the old one
+        assert search_paths(svc, "zebrafinch") == ["notes/zebrafinch.md"]
+        release.set()
+        assert wait_for(lambda: svc._merge is None and svc.generation_dir != first, timeout=30)
+        assert search_paths(svc, "zebrafinch") == ["notes/zebrafinch.md"]
+        assert search_paths(svc, "quokka") == ["people/dana-ruiz.md"]
+        assert "notes/offsite-logistics.md" not in svc.indexed_inputs()
+        assert_matches_folder(svc)
+        assert not first.exists()
+    finally:
+        svc.close()
+    again = IndexService(sample_field, index_dir=tmp_path / "idx")
+    try:
+        assert again.open().up_to_date
     finally:
         again.close()

@@ -225,6 +225,29 @@ def last_failure() -> str:
     return _last_failure[0]
 
 
+class BackgroundOptimize:
+    """Merge every segment of ``gen_dir`` into one in a helper process, without waiting for it."""
+
+    def __init__(self, gen_dir: Path) -> None:
+        self.worker = _Worker(0)
+        self.worker.send(("optimize", _absolute(gen_dir)))
+
+    def result(self) -> bool | None:
+        """True once merged, None while the helper works; raises ``BuildFailed`` if it failed."""
+        while True:
+            try:
+                message = self.worker.messages.get_nowait()
+            except queue.Empty:
+                return None
+            if message[0] == "optimized":
+                return True
+            if message[0] != "progress":
+                raise BuildFailed(str(message[1]) if len(message) > 1 else repr(message))
+
+    def stop(self) -> None:
+        self.worker.stop()
+
+
 def optimize_in_helper(gen_dir: Path) -> bool:
     """Merge every segment of ``gen_dir`` into one in a helper process (its memory, not ours)."""
     worker = _Worker(0)

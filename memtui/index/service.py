@@ -67,7 +67,14 @@ from memtui.index.indexer import (
     today,
 )
 from memtui.index.model import ChangeBatch, OpenReport, SearchResults, SyncState
-from memtui.index.parallel import build_parallel, last_failure, should_run_parallel
+from memtui.index.parallel import (
+    PARALLEL_MIN_PAGES,
+    BackgroundOptimize,
+    BuildFailed,
+    build_parallel,
+    last_failure,
+    should_run_parallel,
+)
 from memtui.index.recall import (
     GOLDEN_FILE,
     GoldenFile,
@@ -85,6 +92,7 @@ from memtui.index.store import (
     UntrustedIndex,
     check_files,
     default_index_dir,
+    link_generation,
     read_manifest,
     write_manifest,
 )
@@ -99,6 +107,7 @@ SUPERVISE_EVERY = 1.0
 IDLE_BEFORE_MERGE = 2.0  # merge small segments after this long without changes ...
 MAX_SEGMENTS = 8  # ... or as soon as nothing is due once there are more than this
 IDLE_BEFORE_FULL_MERGE = 5.0  # merge several large segments (a two-process build) into one
+RETRY_FULL_MERGE_AFTER = 300.0  # after a background merge failed
 MAX_BATCH = 500
 READER_OPEN_TRIES = 30
 READER_MESSAGE = "another memtui is updating this index: searching read-only and following its updates"
@@ -158,6 +167,8 @@ class IndexService:
         self._requests: set[str] = set()  # "rescan", "rebuild"
         self._rebuild_reason = ""
         self._last_activity = time.monotonic()
+        self._merge: _MergeBeside | None = None  # a full merge of a copy, in a helper process
+        self._merge_failed_at: float | None = None
         self._last_supervise = 0.0
         self._barriers: set[str] = set()
         self._barrier_count = 0
@@ -348,6 +359,7 @@ class IndexService:
             self._watcher.stop()
         if self._thread is not None:
             self._thread.join(timeout=30)
+        self._cancel_merge_beside()
         with self._search_lock:
             if self._searcher is not None:
                 with contextlib.suppress(Exception):
@@ -695,6 +707,8 @@ class IndexService:
         if now - self._last_supervise >= SUPERVISE_EVERY:
             self._last_supervise = now
             self._supervise()
+        if self._merge is not None:
+            self._finish_merge_beside()
         gen = self._gen
         if gen is not None and not self._frozen and not len(self._debouncer):
             idle_for = time.monotonic() - self._last_activity
@@ -703,9 +717,72 @@ class IndexService:
                 plan = "small" if gen.segment_count() > MAX_SEGMENTS else None
             elif plan == "small" and idle_for < IDLE_BEFORE_MERGE and gen.segment_count() <= MAX_SEGMENTS:
                 plan = None
+            if plan == "all" and len(gen.records) >= PARALLEL_MIN_PAGES:
+                # Seconds of work at 10,000 pages: done beside, so a page written meanwhile
+                # is committed at once instead of waiting for it.
+                if self._merge is None and (
+                    self._merge_failed_at is None or time.monotonic() - self._merge_failed_at > RETRY_FULL_MERGE_AFTER
+                ):
+                    self._start_merge_beside(gen)
+                plan = "small" if gen.segment_count() > MAX_SEGMENTS else None
             if plan is not None:
                 gen.merge(plan)
                 self._after_commit()
+
+    # ------------------------------------------------------------------ merging beside
+    def _start_merge_beside(self, gen: IndexGeneration) -> None:
+        """Merge a copy of ``gen`` (hard links) into one segment in a helper process."""
+        new_dir = self._store.new_generation()
+        try:
+            link_generation(gen.dir, new_dir)
+            job = BackgroundOptimize(new_dir)
+        except (OSError, BuildFailed, EOFError, ValueError):
+            shutil.rmtree(new_dir, ignore_errors=True)
+            self._merge_failed_at = time.monotonic()
+            return
+        self._merge = _MergeBeside(job, new_dir, dict(gen.records), gen.status_day)
+
+    def _cancel_merge_beside(self) -> None:
+        job, self._merge = self._merge, None
+        if job is not None:
+            job.optimize.stop()
+            shutil.rmtree(job.dir, ignore_errors=True)
+
+    def _finish_merge_beside(self) -> None:
+        """When the helper is done: bring the merged copy up to date and search it instead."""
+        job = self._merge
+        assert job is not None
+        try:
+            done = job.optimize.result()
+        except BuildFailed:
+            done = False
+        if done is None:
+            return
+        self._merge = None
+        job.optimize.stop()
+        if not done or self._gen is None or self._frozen:
+            if not done:
+                self._merge_failed_at = time.monotonic()
+            shutil.rmtree(job.dir, ignore_errors=True)
+            return
+        try:
+            ix = whoosh_index.open_dir(str(job.dir), schema=build_schema())
+            merged = IndexGeneration(job.dir, ix, job.records)
+            merged.reader = self.reader
+            merged.status_day = job.status_day
+            if job.dirty:  # what was committed to the old generation meanwhile, read again
+                merged.apply(merged.plan_paths(self.root, sorted(job.dirty)))
+            manifest = write_manifest(job.dir, self.recipe, status_day=merged.status_day, pages=len(merged.records))
+        except Exception:  # noqa: BLE001 - the old generation goes on serving; retry later
+            self._merge_failed_at = time.monotonic()
+            shutil.rmtree(job.dir, ignore_errors=True)
+            return
+        self._store.point_at(job.dir)
+        self._gen = merged
+        self._manifest = manifest
+        self._pages = len(merged.records)
+        self._attach(ix)
+        self._store.remove_generations(keep=job.dir)
 
     def _sync(self, due: list[tuple[str, bool]], *, rescan: bool) -> None:
         gen = self._gen
@@ -742,6 +819,9 @@ class IndexService:
         if gen is None or not plan:
             return
         gen.apply(plan)
+        if self._merge is not None:
+            self._merge.dirty.update(plan.removed)
+            self._merge.dirty.update(plan.docs)
         self._after_commit()
         if plan.batch:
             self._notify(plan.batch)
@@ -764,6 +844,7 @@ class IndexService:
                 self._message = f"a change subscriber failed: {type(exc).__name__}: {exc}"
 
     def _rebuild_live(self, reason: str) -> None:
+        self._cancel_merge_beside()
         previous_mode = self._mode
         self._mode = "rescanning"
         self._message = f"rebuilding the index: {reason}"
@@ -912,3 +993,14 @@ def _file_stamp(path: Path) -> tuple[int, int] | None:
     except OSError:
         return None
     return (st.st_ino, st.st_mtime_ns)
+
+
+class _MergeBeside:
+    """A full merge under way in a copy of the generation, and what changed since the copy."""
+
+    def __init__(self, optimize: BackgroundOptimize, gen_dir: Path, records: dict, status_day: str) -> None:
+        self.optimize = optimize
+        self.dir = gen_dir
+        self.records = records  # the generation's records when it was copied
+        self.status_day = status_day
+        self.dirty: set[str] = set()  # pages committed to the old generation since

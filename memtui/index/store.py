@@ -127,6 +127,19 @@ def _listing(gen_dir: Path) -> dict[str, os.stat_result]:
     return files
 
 
+def link_generation(source: Path, target: Path) -> None:
+    """Make ``target`` (an empty generation folder) hold the committed files of ``source``.
+
+    Hard links: Whoosh never changes a committed file, it writes new ones (a copy
+    would cost the index's size in time and disk).
+    """
+    for name in _listing(source):
+        try:
+            os.link(source / name, target / name, follow_symlinks=False)
+        except OSError:
+            shutil.copy2(source / name, target / name, follow_symlinks=False)
+
+
 def index_files(gen_dir: Path, previous: Manifest | None = None) -> dict[str, list]:
     """Every committed file with ``[size, mtime_ns, ctime_ns, inode, sha256]``.
 
