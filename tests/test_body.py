@@ -161,6 +161,23 @@ def test_keyless_struck_lines_join_the_next_live_line():
     assert [[c.line for c in chain] for chain in chains] == [[1, 2], [3, 4]]
 
 
+def test_a_struck_line_joins_the_next_line_only_when_it_says_it_was_superseded():
+    """An unrelated live line below a struck item is not its new version (seen in a real
+    vault: a dropped item "replaced" by the next bullet, reported as its current value)."""
+    text = (
+        "- ~~Daily standup~~ removed (replaced by [[new1]])\n"
+        "- Retro moved to Friday\n"
+        "\n"
+        "- ~~Deploys on Mondays [stated]~~ superseded 2026-05-04\n"
+        "\n"
+        "- Deploys on Thursdays [stated]\n"
+        "- ~~Office: Lisbon [stated]~~\n"
+        "- Office: Porto [stated]\n"
+    )
+    chains = inline_chains(parse_body(text).claims)
+    assert [[c.line for c in chain] for chain in chains] == [[1], [4], [7, 8]]
+
+
 def test_a_struck_line_with_no_successor_is_still_history():
     (chain,) = inline_chains(parse_body("- ~~Dropped idea about caching [suggested]~~\n").claims)
     assert len(chain) == 1 and chain[0].struck

@@ -227,6 +227,25 @@ def test_supersedes_by_path_stem_and_uuid(tmp_path):
     assert len(chain.versions) == 4 and chain.versions[-1].path == "new.md"
 
 
+def test_references_with_a_remark_or_a_section_resolve(tmp_path):
+    """Forms seen in real vaults: a wikilink followed by a remark, and a page's section
+    written with §. Both name an existing page: no supersedes-broken, the edge holds."""
+    field = _field(
+        tmp_path,
+        {
+            "a/old2.md": page('status: superseded\nsuperseded_by: "[[new2]] (two-view design; merged later)"'),
+            "a/new2.md": "# new2\n",
+            "docs/BACKLOG.md": "# Backlog\n\n## B2\n",
+            "docs/specs/b2-design.md": page("supersedes: BACKLOG.md § B2"),
+            "a/gone.md": page('superseded_by: "[[nowhere]] (remark)"'),
+        },
+    )
+    history = field.history
+    assert history.replaced_by["a/old2.md"] == ["a/new2.md"]
+    assert history.replaced_by["docs/BACKLOG.md"] == ["docs/specs/b2-design.md"]
+    assert [(b.path, b.target) for b in history.broken] == [("a/gone.md", "nowhere")]
+
+
 def test_broken_self_and_cyclic_references(tmp_path):
     field = _field(
         tmp_path,

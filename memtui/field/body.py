@@ -306,37 +306,51 @@ def _collect_refs(body: Body, line_text: str, number: int) -> None:
 def inline_chains(claims: list[Claim]) -> list[list[Claim]]:
     """Group struck-through history lines with the live line that replaced them.
 
-    Lines are grouped by their key (``Public API: ...``, compared case-insensitively);
-    struck lines without a key join the next live line below them. Only groups with
-    at least one struck line are history.
+    Lines are grouped by their key (``Public API: ...``, compared case-insensitively).
+    A struck line without a key joins the live line right below it only when it says
+    it was superseded (``~~...~~ superseded 2026-05-04``) and nothing else stands
+    between them: a struck item followed by an unrelated live line ("~~Daily
+    standup~~ removed", then "Retro moved to Friday") is history with no successor,
+    never a version of the next line. Only groups with a struck line are history.
     """
     by_key: dict[str, list[Claim]] = {}
     order: list[str] = []
     pending: list[Claim] = []
+
+    def joins(claim: Claim) -> bool:
+        return bool(pending) and claim.line == pending[-1].line + 1 and all(c.superseded_on for c in pending)
+
+    def alone() -> None:
+        for struck in pending:
+            key = f"#line{struck.line}"
+            by_key[key] = [struck]
+            order.append(key)
+        pending.clear()
+
     for claim in claims:
+        if claim.struck and not claim.key:
+            if pending and claim.line != pending[-1].line + 1:
+                alone()
+            pending.append(claim)
+            continue
         if claim.key:
             key = claim.key.casefold()
             if key not in by_key:
                 by_key[key] = []
                 order.append(key)
-            if pending and not claim.struck:
-                by_key[key].extend(pending)  # key-less struck lines join the live line below them
-                pending = []
+            if pending and not claim.struck and joins(claim):
+                by_key[key].extend(pending)
+                pending.clear()
+            elif pending:
+                alone()
             by_key[key].append(claim)
-        elif claim.struck:
-            pending.append(claim)
         elif pending:
-            key = f"#line{claim.line}"
-            by_key[key] = pending + [claim]
-            order.append(key)
-            pending = []
-    if pending:
-        key = f"#line{pending[0].line}"
-        by_key[key] = pending
-        order.append(key)
-    chains = []
-    for key in order:
-        group = by_key[key]
-        if any(c.struck for c in group):
-            chains.append(group)
-    return chains
+            if joins(claim):
+                key = f"#line{claim.line}"
+                by_key[key] = pending + [claim]
+                order.append(key)
+                pending.clear()
+            else:
+                alone()
+    alone()
+    return [by_key[key] for key in order if any(c.struck for c in by_key[key])]

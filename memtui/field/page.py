@@ -84,16 +84,27 @@ _FIRST_WORD_RE = re.compile(r"\s*([^\W\d_]+)")
 _STATUS_LINK_RE = re.compile(r"\[\[([^\[\]|#\n]+)(?:[#|][^\]\n]*)?\]\]")
 
 
+_FIRST_WIKILINK_RE = re.compile(r"!?\[\[([^\[\]]+)\]\]")
+
+
 def clean_ref(value: str) -> str:
     """A reference as a page states it, unwrapped: ``"[[Notes/x|label]]"`` -> ``Notes/x``.
 
     The ``#section`` part is kept (resolution ignores it); labels and the brackets go.
     """
     text = value.strip()
-    if text.startswith("[[") and text.endswith("]]"):
+    if text.startswith("[[") and text.endswith("]]") and "]]" not in text[2:-2]:
         text = text[2:-2]
-    elif text.startswith("![[") and text.endswith("]]"):
+    elif text.startswith("![[") and text.endswith("]]") and "]]" not in text[3:-2]:
         text = text[3:-2]
+    elif "[[" in text:
+        # "[[New note]] (two-view design; merged later)": the link names the page, the rest is a remark
+        link = _FIRST_WIKILINK_RE.search(text)
+        if link:
+            text = link.group(1)
+    if "§" in text:  # "BACKLOG.md § B2": a section of a page, as "#B2" is
+        page, _, section = text.partition("§")
+        text = f"{page.strip()}#{section.strip()}" if page.strip() else text
     return text.split("|", 1)[0].strip().rstrip("\\").strip()
 
 
