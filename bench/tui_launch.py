@@ -1,12 +1,16 @@
 """The TUI's side of the benchmark, run headless in child processes.
 
     python bench/tui_launch.py FIELD --xdg DIR [--index] [--keys N]
+    python bench/tui_launch.py FIELD --xdg DIR --storm RATE [--storm-seconds S]
 
 prints one JSON line: seconds from process start to an interactive browse list
 (the page table holds a row for every page and a key moved its cursor), and,
 with ``--keys``, keystroke-to-repaint latencies measured while the search index
 builds (each key is posted, then we wait for the cursor to move and for the
 next screen refresh after it).
+
+With ``--storm``, the app (already current) watches the field while an agent writes
+RATE new pages a second; it prints key latencies and each page's index lag.
 
 ``bench.py`` calls it twice per size: once with empty cache folders (no page
 cache, no index: the first launch ever) and once right after (everything
@@ -26,6 +30,97 @@ import os  # noqa: E402
 from pathlib import Path  # noqa: E402
 
 TIMEOUT = 300.0  # seconds
+
+
+async def _storm(field: Path, *, rate: int, seconds: float, expected: int) -> dict:
+    """With the app open and current, an agent writes ``rate`` new pages a second for
+    ``seconds`` (through the real watcher) while keys are pressed every 50 ms: key latency,
+    and how far behind the index is (each page's write to found by search)."""
+    import threading
+
+    from textual import events
+
+    from memtui.tui.app import MemtuiApp
+    from memtui.tui.settings import Settings
+    from memtui.tui.widgets.page_table import PageTable
+
+    app = MemtuiApp(field, use_index=True, watch=True, settings=Settings())
+    folder = field / "storm"
+    folder.mkdir(exist_ok=True)
+    written: dict[str, float] = {}
+    stop = threading.Event()
+
+    def agent() -> None:
+        count = int(rate * seconds)
+        start = time.perf_counter()
+        for number in range(count):
+            due = start + number / rate
+            delay = due - time.perf_counter()
+            if delay > 0:
+                time.sleep(delay)
+            name = f"storm-{number:05}.md"
+            (folder / name).write_text(
+                f"---\ntitle: Storm note {number}\n---\nThe stormword{number}x was seen. [observed]\n"
+            )
+            written[f"storm/{name}"] = time.perf_counter()
+        stop.set()
+
+    result: dict = {}
+    async with app.run_test(size=(120, 40)):
+        await app.ready.wait()
+        await app.index_ready.wait()
+        table = app.screen.query_one(PageTable)
+        await asyncio.sleep(1.0)
+        latencies: list[float] = []
+        lags: list[float] = []
+        checked: set[str] = set()
+
+        def follow() -> None:
+            """Each written page, oldest first: when does a search find it?"""
+            number = 0
+            total = int(rate * seconds)
+            give_up = None
+            while number < total:
+                path = f"storm/storm-{number:05}.md"
+                if path not in written:
+                    time.sleep(0.01)
+                    continue
+                hits = app.index.search(f"stormword{number}x", limit=1) if app.index is not None else None
+                if hits is not None and any(h.path == path for h in hits):
+                    lags.append(time.perf_counter() - written[path])
+                    checked.add(path)
+                    number += 1
+                    continue
+                if stop.is_set():
+                    give_up = give_up or time.perf_counter() + 30
+                    if time.perf_counter() > give_up:
+                        break
+                time.sleep(0.02)
+
+        thread = threading.Thread(target=agent, daemon=True)
+        watcher = threading.Thread(target=follow, daemon=True)
+        thread.start()
+        watcher.start()
+        while not stop.is_set() or len(checked) < len(written):
+            before = table.cursor
+            repainted = asyncio.get_running_loop().create_future()
+            sent = time.perf_counter()
+            app.post_message(events.Key("down" if before < table.row_count - 1 else "up", None))
+            deadline = sent + 10
+            while table.cursor == before and time.perf_counter() < deadline:
+                await asyncio.sleep(0.0005)
+            app.call_after_refresh(lambda: repainted.done() or repainted.set_result(None))
+            await repainted
+            latencies.append(time.perf_counter() - sent)
+            if stop.is_set() and time.perf_counter() - max(written.values(), default=0) > 30:
+                break
+            await asyncio.sleep(0.05)
+        thread.join()
+        watcher.join()
+    result["storm_pages"] = len(written)
+    result["key_latencies_ms"] = [round(v * 1000, 2) for v in latencies]
+    result["index_lags_s"] = [round(v, 3) for v in lags]
+    return result
 
 
 async def _measure(field: Path, *, use_index: bool, keys: int, expected: int) -> dict:
@@ -90,10 +185,15 @@ def main() -> int:
     parser.add_argument("--index", action="store_true", help="open the search index as the app does")
     parser.add_argument("--keys", type=int, default=0)
     parser.add_argument("--expected", type=int, required=True, help="number of pages in the field")
+    parser.add_argument("--storm", type=int, default=0, metavar="RATE", help="new pages a second written while keys are pressed")
+    parser.add_argument("--storm-seconds", type=float, default=10.0)
     args = parser.parse_args()
     os.environ["XDG_CACHE_HOME"] = str(Path(args.xdg) / "cache")
     os.environ["XDG_CONFIG_HOME"] = str(Path(args.xdg) / "config")
-    measuring = _measure(Path(args.field), use_index=args.index, keys=args.keys, expected=args.expected)
+    if args.storm:
+        measuring = _storm(Path(args.field), rate=args.storm, seconds=args.storm_seconds, expected=args.expected)
+    else:
+        measuring = _measure(Path(args.field), use_index=args.index, keys=args.keys, expected=args.expected)
     # A crashed app never shows its list: give up rather than hang the benchmark (and its test).
     result = asyncio.run(asyncio.wait_for(measuring, timeout=TIMEOUT))
     print(json.dumps(result))

@@ -27,9 +27,14 @@ async def wait_ready(app: MemtuiApp, pilot, *, index: bool = False) -> None:
 async def screen_settled(app: MemtuiApp, pilot) -> None:
     """A screen coalesces updates (the analysis, typing in a filter) into one refill a
     moment later: wait for it."""
-    for _ in range(200):
+    for _ in range(400):
         screen = app.screen
-        if getattr(screen, "_reload_timer", None) is None and getattr(screen, "_filter_timer", None) is None:
+        if (
+            getattr(screen, "_reload_timer", None) is None
+            and getattr(screen, "_filter_timer", None) is None
+            and getattr(app, "_analysis_timer", None) is None
+            and not getattr(app, "_analysis_pending", False)
+        ):
             break
         await pilot.pause(0.02)
     await pilot.pause()

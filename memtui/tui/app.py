@@ -47,6 +47,8 @@ from memtui.tui.settings import Settings
 from memtui.tui.themes import load_themes, tag_colours
 
 LOAD_BATCH = 1000
+ANALYSIS_PAUSE_MIN = 0.0  # after an analysis, before the next one: as long as it took, within these
+ANALYSIS_PAUSE_MAX = 5.0
 LIVE_LOOKUP_LIMIT = 2000  # above this many pages, stale lookups wait for the next analysis
 
 
@@ -137,6 +139,8 @@ class MemtuiApp(App):
         self.ready = asyncio.Event()
         self.index_ready = asyncio.Event()
         self._analysis_pending = False
+        self._analysis_timer = None  # a paced re-analysis waiting to start
+        self._analysis_seconds = 0.0  # how long the last analysis took
         super().__init__()
         use_readable_dim(self)  # dim text stays at 4.5:1 or more
         self.field_signal: Signal[FieldEvent] = Signal(self, "field")
@@ -385,7 +389,7 @@ class MemtuiApp(App):
         """Recompute checks and statuses in the background (coalesced)."""
         if self.field is None:
             return
-        if self._analysis_pending:
+        if self._analysis_pending or self._analysis_timer is not None:
             return
         self._analysis_pending = True
         self._changed_since_snapshot = set()
@@ -393,7 +397,9 @@ class MemtuiApp(App):
 
     @work(thread=True, exclusive=False, group="analysis", name="analyse field")
     def run_analysis(self, snapshot: Field) -> None:
+        started = time.perf_counter()
         result = analyse(snapshot)
+        self._analysis_seconds = time.perf_counter() - started
         self.call_from_thread(self._analysis_done, result)
 
     def _analysis_done(self, result: Analysis) -> None:
@@ -402,12 +408,20 @@ class MemtuiApp(App):
         self.rows = dict(result.rows)
         self.save_rows(result)
         if self.field is not None and result.generation != self.field.generation:
-            # The field changed while we were busy: patch those rows now, analyse again.
+            # The field changed while we were busy: patch those rows now, analyse again after
+            # a pause as long as the analysis took, so that while an agent writes page after
+            # page the analysis holds the interpreter at most half the time and keys are
+            # answered (at 10,000 pages an analysis takes seconds).
             for path in self._changed_since_snapshot:
                 self._refresh_row(path)
-            self.request_analysis()
+            pause = min(ANALYSIS_PAUSE_MAX, max(ANALYSIS_PAUSE_MIN, self._analysis_seconds))
+            self._analysis_timer = self.set_timer(pause, self._paced_analysis)
         self.ready.set()
         self.field_signal.publish(FieldEvent("analysed"))
+
+    def _paced_analysis(self) -> None:
+        self._analysis_timer = None
+        self.request_analysis()
 
     def _refresh_row(self, path: str) -> None:
         """Recompute one page's row on the UI thread (cheap: one page)."""
