@@ -7,8 +7,8 @@ import argparse
 from rich.table import Table
 from rich.text import Text
 
+from memtui.cli.options import add_dialect_option
 from memtui.cli.output import cell, console, print_json
-from memtui.dialects.detect import dialect_names
 from memtui.dialects.open import open_field
 from memtui.dialects.report import field_report
 from memtui.field.checks import ERROR, RULES, run_checks, summarise
@@ -24,10 +24,7 @@ def register(sub: argparse._SubParsersAction) -> list[str]:
     parser.add_argument("field", nargs="?", help="memory folder or .memoryfield.zip")
     parser.add_argument("--json", action="store_true", help="print findings (or, with --rules, the rules) as JSON")
     parser.add_argument("--rules", action="store_true", help="list every rule and exit (no FIELD needed)")
-    parser.add_argument(
-        "--dialect", choices=dialect_names(), metavar="NAME",
-        help="read every page as this format (" + ", ".join(dialect_names()) + "); default: detect",
-    )
+    add_dialect_option(parser)
     parser.set_defaults(handler=run, check_parser=parser)
     return ["check"]
 

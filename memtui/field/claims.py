@@ -181,7 +181,7 @@ class ClaimCache:
         self._by_sha: dict[str, list[LineClaim]] = {}
         self._lock = threading.Lock()
         self._loaded: set[Path] = set()
-        self._dirty = False
+        self._on_disk: dict[Path, frozenset[str]] = {}  # cache folder -> the page versions its file holds
 
     def get(self, sha: str) -> list[LineClaim] | None:
         return self._by_sha.get(sha)
@@ -191,7 +191,6 @@ class ClaimCache:
             if len(self._by_sha) > MEMORY_CACHE_LIMIT:
                 self._by_sha.clear()
             self._by_sha[sha] = claims
-            self._dirty = True
 
     def load(self, cache_dir: Path | None) -> None:
         """Read the cache file once per process (best effort)."""
@@ -203,25 +202,32 @@ class ClaimCache:
                 header = json.loads(handle.readline() or "null")
                 if not isinstance(header, dict) or header.get("schema") != CACHE_SCHEMA:
                     return
+                held = set()
                 for line in handle:
                     sha, items = json.loads(line)
-                    if isinstance(sha, str) and sha not in self._by_sha:
-                        self._by_sha[sha] = [LineClaim.from_list(item) for item in items]
+                    if isinstance(sha, str):
+                        held.add(sha)
+                        if sha not in self._by_sha:
+                            self._by_sha[sha] = [LineClaim.from_list(item) for item in items]
+                self._on_disk[cache_dir] = frozenset(held)
         except (OSError, ValueError, TypeError):
             return
 
     def save(self, cache_dir: Path | None, keep: Iterable[str]) -> None:
-        """Write the claims of the page versions in ``keep`` (best effort: the cache is disposable)."""
-        if cache_dir is None or not self._dirty:
+        """Write the claims of the page versions in ``keep`` unless the file holds exactly those already
+        (best effort: the cache is disposable)."""
+        if cache_dir is None:
+            return
+        wanted = frozenset(sha for sha in keep if sha in self._by_sha)
+        if self._on_disk.get(cache_dir) == wanted:
             return
         lines = [json.dumps({"schema": CACHE_SCHEMA})]
-        for sha in dict.fromkeys(keep):
-            claims = self._by_sha.get(sha)
-            if claims is not None:
-                lines.append(json.dumps([sha, [c.to_list() for c in claims]], separators=(",", ":")))
+        for sha in wanted:
+            claims = self._by_sha[sha]
+            lines.append(json.dumps([sha, [c.to_list() for c in claims]], separators=(",", ":")))
         try:
             write_internal_file(Path(cache_dir) / CACHE_FILE, ("\n".join(lines) + "\n").encode())
-            self._dirty = False
+            self._on_disk[cache_dir] = wanted
         except OSError:
             pass
 
