@@ -4,6 +4,7 @@ promotions in git revisions, line numbers in unusual pages, a page of thousands 
 from __future__ import annotations
 
 import json
+import re
 
 import pytest
 
@@ -94,11 +95,16 @@ def test_bad_tag_or_status_is_a_usage_error(notes, capsys, argv):
 def test_table_and_summary(notes, capsys):
     code, out, err = run_cli(["claims", notes], capsys)
     assert code == 0 and err == ""
-    row = next(line for line in out.splitlines() if "notes/a.md:10 " in line)
-    assert [cell.strip() for cell in row.strip("│ ").split("│")] == [
+    lines = out.splitlines()
+    assert lines[0].split() == ["tag", "line", "status", "cited", "promoted", "from", "text"]
+    starts = [lines[0].index(h) for h in ("line", "status", "cited", "promoted", "text")]
+    row = next(line for line in lines if "notes/a.md:10 " in line)
+    assert [row[a:b].strip() for a, b in zip([0, *starts], [*starts, None])] == [
         "[stated]", "notes/a.md:10", "current", "no", "[suggested]", "Use Redis for the queue",
     ]
-    assert "struck" in next(line for line in out.splitlines() if "notes/a.md:9 " in line)
+    for line in lines[1:-1]:  # aligned: every value starts under its header
+        assert all(line[start - 2 : start] == "  " and line[start] != " " for start in starts[:3])
+    assert "struck" in next(line for line in lines if "notes/a.md:9 " in line)
     assert out.strip().splitlines()[-1] == "6 claims: 2 suggested, 1 inferred, 1 observed, 2 stated; 1 promoted, 4 uncited"
     code, out, _ = run_cli(["claims", notes, "nothing like this"], capsys)
     assert out.strip() == "0 claims; 0 promoted, 0 uncited"
@@ -114,6 +120,20 @@ def test_hostile_text_is_shown_inert(tmp_path, capsys):
     assert "clear.md:1" in out
     data = _claims([root], capsys)  # JSON keeps the text (escaped by json, ensure_ascii)
     assert any("\x1b[31m" in c["text"] for c in data)
+
+
+def test_on_a_terminal_only_memtuis_own_colours_are_written(tmp_path, capsys, monkeypatch):
+    monkeypatch.setenv("FORCE_COLOR", "1")
+    monkeypatch.setenv("COLUMNS", "100")
+    hostile = "Deploy [bold]x[/] now \x1b[31mred\x1b[0m \x1b]0;title\x07 and \u202eevil " + "long " * 40 + "[stated]\n"
+    root = make_field(tmp_path / "f", {"notes/a.md": hostile, "notes/b.md": "- ~~Old idea [suggested]~~\n"})
+    code, out, _ = run_cli(["claims", root], capsys)
+    assert code == 0
+    assert "\x1b[31mred" not in out and "\x1b]0;" not in out and "\x07" not in out and "\u202e" not in out
+    assert "\x1b[1;32m[stated]" in out  # the tag in its colour
+    plain = re.sub(r"\x1b\[[0-9;]*m", "", out)
+    assert "[bold]x[/]" in plain
+    assert all(len(line) <= 100 for line in plain.splitlines())  # long text cut to the terminal's width
 
 
 # ------------------------------------------------------------------ promotions in git

@@ -18,6 +18,8 @@ context (history status, trust, promotions). Both never raise for a bad page.
 
 from __future__ import annotations
 
+import contextlib
+import gc
 import json
 import os
 import re
@@ -25,7 +27,7 @@ import threading
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from memtui.field import body as body_mod
 from memtui.field.page import PageInfo, decode
@@ -52,9 +54,8 @@ _SPACE_RE = re.compile(r"\s+")
 _PUNCT_TAIL_RE = re.compile(r"[\s.;:,!]+$")
 
 
-@dataclass(frozen=True, slots=True)
-class LineClaim:
-    """One claim as a page version states it (no field context)."""
+class LineClaim(NamedTuple):
+    """One claim as a page version states it (no field context). A tuple: cheap to make by the 100,000."""
 
     line: int
     text: str  # the line without its tag, list marker and strike marks
@@ -69,9 +70,13 @@ class LineClaim:
 
     @classmethod
     def from_list(cls, item: list[Any]) -> LineClaim:
+        """From the cache file; ``ValueError`` for anything this module did not write."""
         line, text, tag, struck, key, cites, sources = item
-        return cls(int(line), str(text), str(tag), bool(struck), str(key), tuple(int(c) for c in cites),
-                   tuple(str(s) for s in sources))
+        if (tag not in STRENGTH or type(line) is not int or type(text) is not str or type(key) is not str
+                or (cites and not all(type(c) is int for c in cites))
+                or (sources and not all(type(x) is str for x in sources))):
+            raise ValueError("not a claim")
+        return cls(line, text, tag, struck is True, key, tuple(cites), tuple(sources))
 
 
 @dataclass(slots=True)
@@ -110,6 +115,19 @@ class Claim:
             "trust": self.trust,
             "promoted_from": self.promoted_from,
         }
+
+
+@contextlib.contextmanager
+def _no_cycle_collection():
+    """Hundreds of thousands of claims, none of them garbage: no cycle collection while they are made
+    (it took two thirds of ``field_claims`` at 10,000 pages)."""
+    was = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was:
+            gc.enable()
 
 
 # ---------------------------------------------------------------------- one page version
@@ -198,7 +216,7 @@ class ClaimCache:
             return
         self._loaded.add(cache_dir)
         try:
-            with open(Path(cache_dir) / CACHE_FILE, encoding="utf-8") as handle:
+            with _no_cycle_collection(), open(Path(cache_dir) / CACHE_FILE, encoding="utf-8") as handle:
                 header = json.loads(handle.readline() or "null")
                 if not isinstance(header, dict) or header.get("schema") != CACHE_SCHEMA:
                     return
@@ -275,6 +293,8 @@ def _remember(table: dict[str, Earlier], key: str, tag: str, sources: Iterable[s
 
 
 def _sources_of(claim: LineClaim, citation_sources: list[str]) -> list[str]:
+    if not claim.cites:
+        return list(dict.fromkeys(claim.sources)) if claim.sources else []
     found = [citation_sources[n - 1] for n in claim.cites if 1 <= n <= len(citation_sources)]
     found.extend(s for s in claim.sources if s not in found)
     return found
@@ -282,6 +302,11 @@ def _sources_of(claim: LineClaim, citation_sources: list[str]) -> list[str]:
 
 def field_claims(field, *, git: bool = True) -> list[Claim]:
     """Every claim of the field, with its page's status and trust, and its promotion (if any)."""
+    with _no_cycle_collection():
+        return _field_claims(field, git=git)
+
+
+def _field_claims(field, *, git: bool) -> list[Claim]:
     cache_dir = getattr(field, "cache_dir", None)
     CACHE.load(cache_dir)
     history = field.history
@@ -306,26 +331,18 @@ def field_claims(field, *, git: bool = True) -> list[Claim]:
             _remember(earlier, claim.key, claim.tag, claim.sources)
         status = history.status.get(path, "current")
         trust = field.trust(path)
-        for claim in claims:
-            sources = _sources_of(claim, citation_sources)
-            made = Claim(
-                path=path,
-                line=claim.line,
-                text=claim.text,
-                tag=claim.tag,
-                cited=bool(sources),
-                citations=sources,
-                line_status=STRUCK_LINE if claim.struck else CURRENT_LINE,
-                page_status=status,
-                trust=trust,
-                key=claim.key,
-                cites=claim.cites,
-            )
-            before = earlier.get(claim.key) if not claim.struck else None
-            if before is not None and STRENGTH[before.tag] < STRENGTH[claim.tag]:
-                made.promoted_from = before.tag
-                made.new_citation = bool(set(sources) - before.sources)
-            out.append(made)
+        append = out.append
+        for claim in claims:  # the hot loop (200,000 claims at 10,000 pages): positional, no calls when it can
+            sources = _sources_of(claim, citation_sources) if claim.cites or claim.sources else []
+            made = Claim(path, claim.line, claim.text, claim.tag, bool(sources), sources,
+                         STRUCK_LINE if claim.struck else CURRENT_LINE, status, trust, None, False, claim.key,
+                         claim.cites)
+            if earlier and not claim.struck:
+                before = earlier.get(claim.key)
+                if before is not None and STRENGTH[before.tag] < STRENGTH[claim.tag]:
+                    made.promoted_from = before.tag
+                    made.new_citation = bool(set(sources) - before.sources)
+            append(made)
     CACHE.save(cache_dir, (info.sha256 for info in field.pages.values()))
     return out
 
