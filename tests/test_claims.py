@@ -209,3 +209,26 @@ def test_claims_are_cached_by_content_hash_in_the_cache_folder(tmp_path):
     info = field.pages["notes/a.md"]
     assert fresh.get(info.sha256) == claims_mod.page_claims(field, "notes/a.md")
     assert [c.to_json() for c in field_claims(open_field(root))] == first
+
+
+@pytest.mark.parametrize("bad", [
+    '["%s", [[1, "text", "decided", false, "text", [], []]]]',  # not a tag
+    '["%s", [["1", "text", "stated", false, "text", [], []]]]',  # a line that is not a number
+    '["%s", [[1, "text", "stated", false, "text", ["x"], []]]]',  # a citation that is not a number
+    '["%s", [[1, "text", "stated"]]]',  # too short
+    '["%s", {"a": 1}]',
+    'not json',
+])
+def test_a_damaged_claims_cache_is_read_again_from_the_pages(tmp_path, monkeypatch, bad):
+    root = make_field(tmp_path / "f", {"notes/a.md": "- Deploy on Fridays [observed]\n"})
+    field = open_field(root)
+    expected = [c.to_json() for c in field_claims(field)]
+    sha = field.pages["notes/a.md"].sha256
+    cache = field.cache_dir / claims_mod.CACHE_FILE
+    cache.write_text(json.dumps({"schema": claims_mod.CACHE_SCHEMA}) + "\n" + (bad.replace("%s", sha)) + "\n")
+    fresh = claims_mod.ClaimCache()
+    fresh.load(field.cache_dir)
+    assert fresh.get(sha) is None
+    monkeypatch.setattr(claims_mod, "CACHE", fresh)  # as a new process would
+    assert [c.to_json() for c in field_claims(open_field(root))] == expected
+    assert json.loads(cache.read_text().splitlines()[1])[0] == sha  # written again, whole
