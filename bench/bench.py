@@ -66,6 +66,7 @@ TARGETS = {
     "tui_cold_launch_s": ("< 2 s at 10k", lambda v, n: n < 10000 or v < 2),
     "tui_warm_launch_s": ("< 1 s at 10k", lambda v, n: n < 10000 or v < 1),
     "detect_share_pct": ("<= 5% of cold launch", lambda v, n: n < 10000 or v <= 5),
+    "claims_warm_s": ("< 1 s at 10k", lambda v, n: n < 10000 or v < 1),
 }
 
 
@@ -311,8 +312,54 @@ def measure_detection(ctx: BenchContext) -> dict:
     return out
 
 
+# ---------------------------------------------------------------------- claims
+_CLAIMS_IN_A_FRESH_PROCESS = """
+import json, sys, time
+from memtui.dialects.open import open_field
+from memtui.field.claims import field_claims
+field = open_field(sys.argv[1])
+started = time.perf_counter()
+claims = field_claims(field)
+print(json.dumps({"seconds": time.perf_counter() - started, "claims": len(claims)}))
+"""
+
+
+@measurement("claims listed and filtered (unchanged field)")
+def measure_claims(ctx: BenchContext) -> dict:
+    """``field_claims`` the first time (every page read for its claims, the cache written), then in
+    fresh processes with nothing changed (claims from the cache folder), and ``memtui claims FIELD
+    --uncited`` whole-process, output to a pipe that discards it: medians of three."""
+    from memtui.dialects.open import open_field
+    from memtui.field.claims import field_claims, select
+
+    field = open_field(ctx.field)
+    started = time.perf_counter()
+    claims = field_claims(field)
+    first = time.perf_counter() - started
+    uncited = len(select(claims, uncited=True))
+    warm = []
+    for _ in range(3):
+        done = subprocess.run([sys.executable, "-c", _CLAIMS_IN_A_FRESH_PROCESS, str(ctx.field)],
+                              capture_output=True, text=True, check=True, timeout=600)
+        warm.append(json.loads(done.stdout.strip().splitlines()[-1])["seconds"])
+    whole = []
+    for _ in range(3):
+        started = time.perf_counter()
+        subprocess.run([sys.executable, "-m", "memtui", "claims", str(ctx.field), "--uncited"],
+                       stdout=subprocess.DEVNULL, check=True, timeout=600)
+        whole.append(time.perf_counter() - started)
+    return {
+        "claims": len(claims),
+        "claims_uncited": uncited,
+        "claims_first_s": first,
+        "claims_warm_s": statistics.median(warm),
+        "claims_cli_uncited_s": statistics.median(whole),
+    }
+
+
 # ---------------------------------------------------------------------- running
-def run_child(size: int, changes: int, queries: int, keep: Path | None, script: str = "latin") -> dict:
+def run_child(size: int, changes: int, queries: int, keep: Path | None, script: str = "latin",
+              only: list[str] | None = None) -> dict:
     """Generate the field and run every measurement in this process; return the figures."""
     work = Path(tempfile.mkdtemp(prefix=f"memtui-bench-{size}-{script}-", dir=keep))
     os.environ["XDG_CACHE_HOME"] = str(work / "xdg-cache")
@@ -327,6 +374,8 @@ def run_child(size: int, changes: int, queries: int, keep: Path | None, script: 
         results: dict = {"pages": len(pages), "field_mb": field_bytes / 1e6, "generate_s": generated,
                          "script": script}
         for name, fn in MEASUREMENTS:
+            if only and not any(word.lower() in name.lower() for word in only):
+                continue
             ctx.results = results
             try:
                 results.update(fn(ctx))
@@ -371,6 +420,11 @@ ROWS = [
     ("tui_keys_during_build", "  keys sent while the index built", "{:.0f}", ""),
     ("detect_extra_s", "dialect detection, beyond the scan (s)", "{:.3f}", ""),
     ("detect_share_pct", "  share of the TUI cold launch (%)", "{:.1f}", "detect_share_pct"),
+    ("claims", "claims (lines with a source tag)", "{:,.0f}", ""),
+    ("claims_first_s", "claims, first read of every page (s)", "{:.2f}", ""),
+    ("claims_warm_s", "claims, unchanged field, fresh process (s)", "{:.2f}", "claims_warm_s"),
+    ("claims_uncited", "  uncited claims listed", "{:,.0f}", ""),
+    ("claims_cli_uncited_s", "  memtui claims --uncited, whole process (s)", "{:.2f}", ""),
     ("peak_rss_mb", "peak RSS (MB)", "{:.0f}", ""),
     ("helper_peak_rss_mb", "  peak RSS of a build helper (MB)", "{:.0f}", ""),
 ]
@@ -422,6 +476,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--keep", metavar="DIR", help="generate fields under DIR and keep them")
     parser.add_argument("--fields", nargs="+", choices=["latin", "cjk"], default=["latin", "cjk"],
                         help="which synthetic fields: English (latin) and/or CJK-heavy (cjk); default both")
+    parser.add_argument("--only", nargs="+", metavar="WORD",
+                        help="run only the measurements whose name holds one of these words (e.g. claims)")
     parser.add_argument("--child", type=int, help=argparse.SUPPRESS)
     parser.add_argument("--script", default="latin", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
@@ -432,7 +488,7 @@ def main(argv: list[str] | None = None) -> int:
     if keep:
         keep.mkdir(parents=True, exist_ok=True)
     if args.child:
-        print(json.dumps(run_child(args.child, args.changes, args.queries, keep, args.script)))
+        print(json.dumps(run_child(args.child, args.changes, args.queries, keep, args.script, args.only)))
         return 0
     env = dict(os.environ)
     runs: list[tuple[int, str, dict]] = []
@@ -442,6 +498,8 @@ def main(argv: list[str] | None = None) -> int:
                        "--changes", str(args.changes), "--queries", str(args.queries), "--script", script]
             if keep:
                 command += ["--keep", str(keep)]
+            if args.only:
+                command += ["--only", *args.only]
             print(f"measuring N={size:,} ({script}) ...", file=sys.stderr, flush=True)
             done = subprocess.run(command, capture_output=True, text=True, check=False, env=env)
             if done.returncode != 0:

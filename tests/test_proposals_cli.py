@@ -55,7 +55,9 @@ def test_list_text_names_every_state(sample_field, capsys):
 def test_show_json_has_diffs_three_way_and_checks(sample_field, capsys):
     code, data, _ = run_cli_json(["proposals", "show", sample_field, CONSOLIDATE], capsys)
     assert code == 0
-    assert set(data) == ENTRY_KEYS | {"rationale", "evidence", "fingerprint", "diffs", "three_way", "checks"}
+    assert set(data) == ENTRY_KEYS | {"rationale", "evidence", "fingerprint", "diffs", "three_way", "checks",
+                                      "tag_changes"}
+    assert data["tag_changes"] == []  # the consolidation rewrites claims, keeps no claim with another tag
     assert data["rationale"].startswith("Maya's meeting-time preference")
     assert [t["path"] for t in data["three_way"]] == ["notes/meeting-times-mornings.md"]
     diff = next(d for d in data["diffs"] if d["path"] == "people/maya-okafor.md")

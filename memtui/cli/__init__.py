@@ -22,6 +22,7 @@ COMMAND_MODULES = (
     "memtui.cli.open",
     "memtui.cli.check",
     "memtui.cli.history",
+    "memtui.cli.claims",
     "memtui.cli.export",
     "memtui.cli.index",
     "memtui.cli.quarantine",

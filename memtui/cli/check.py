@@ -7,8 +7,8 @@ import argparse
 from rich.table import Table
 from rich.text import Text
 
+from memtui.cli.options import add_dialect_option
 from memtui.cli.output import cell, console, print_json
-from memtui.dialects.detect import dialect_names
 from memtui.dialects.open import open_field
 from memtui.dialects.report import field_report
 from memtui.field.checks import ERROR, RULES, SEVERITY_ORDER, run_checks, summarise
@@ -25,10 +25,7 @@ def register(sub: argparse._SubParsersAction) -> list[str]:
     parser.add_argument("field", nargs="?", help="memory folder or .memoryfield.zip")
     parser.add_argument("--json", action="store_true", help="print findings (or, with --rules, the rules) as JSON")
     parser.add_argument("--rules", action="store_true", help="list every rule and exit (no FIELD needed)")
-    parser.add_argument(
-        "--dialect", choices=dialect_names(), metavar="NAME",
-        help="read every page as this format (" + ", ".join(dialect_names()) + "); default: detect",
-    )
+    add_dialect_option(parser)
     parser.add_argument("--all", action="store_true", help="print every finding, one per line (default: the first few of each rule)")
     parser.add_argument("--rule", action="append", metavar="RULE", help="only this rule's findings (repeatable)")
     parser.add_argument("--per-rule", type=int, default=PER_RULE, metavar="N", help=f"findings printed per rule without --all (default {PER_RULE})")

@@ -9,8 +9,8 @@ from pathlib import Path
 
 from rich.text import Text
 
+from memtui.cli.options import add_dialect_option
 from memtui.cli.output import console
-from memtui.dialects.detect import dialect_names
 from memtui.errors import FieldNotFoundError
 from memtui.resources import sample_field_dir
 
@@ -34,10 +34,7 @@ def _tui_options(parser: argparse.ArgumentParser) -> None:
         help="keep the search index in DIR (default: the user cache folder, ~/.cache/memtui/fields/)",
     )
     parser.add_argument("--theme", help="use this theme for this run (a theme chosen in the app is remembered)")
-    parser.add_argument(
-        "--dialect", choices=dialect_names(), metavar="NAME",
-        help="read every page as this format (" + ", ".join(dialect_names()) + "); default: detect",
-    )
+    add_dialect_option(parser)
 
 
 def _launch(path: Path, args: argparse.Namespace) -> int:

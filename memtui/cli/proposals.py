@@ -196,6 +196,21 @@ def _print_three_way(review: pmod.Review, *, side_by_side: bool) -> None:
         print_diff(item.disk_to_proposed, side_by_side=side_by_side)
 
 
+def _print_tag_changes(review: pmod.Review) -> None:
+    if not review.tag_changes:
+        return
+    out = console()
+    out.print(Text("Source tags it changes", style="bold"))
+    for change in review.tag_changes:
+        if change.promotion:
+            line = Text("  \u2691 promoted ", style="bold red")
+        else:
+            line = Text("  tag changed ", style="yellow")
+        line.append_text(tagged(f"[{change.before}] \u2192 [{change.after}] "))
+        line.append_text(cell(f"{change.path}:{change.line}"))
+        out.print(line + Text("  ") + cell(change.text, limit=100, style="dim"))
+
+
 def print_review(review: pmod.Review, *, side_by_side: bool) -> None:
     out = console()
     entry = review.entry
@@ -220,6 +235,7 @@ def print_review(review: pmod.Review, *, side_by_side: bool) -> None:
         out.print(Text("\u25b2 ", style="yellow") + cell(warning))
     _findings("New findings after applying", entry.validation.new_findings or [], "red")
     _findings("Findings it resolves", entry.validation.resolved_findings or [], "green")
+    _print_tag_changes(review)
     out.print(Text("Changes (disk now \u2192 proposed)", style="bold"))
     for diff in review.diffs:
         print_diff(diff, side_by_side=side_by_side)

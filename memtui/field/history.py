@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import datetime as _dt
 import fnmatch
+import functools
 import heapq
 import re
 import unicodedata
@@ -152,7 +153,12 @@ class History:
         self.cycles = self._find_cycles()
         self.superseded_twice = {old: new for old, new in self.replaced_by.items() if len(set(new)) > 1}
         self.status = {path: self._status(info) for path, info in field_.pages.items()}
-        self.contradictions = self._find_contradictions()
+
+    @functools.cached_property
+    def contradictions(self) -> list[tuple[str, str | None, list[str]]]:
+        """Current pages that share a subject and kind (found when first asked: a listing of claims
+        needs each page's status, not these)."""
+        return self._find_contradictions()
 
     # ------------------------------------------------------------------ graph
     def _build(self) -> None:

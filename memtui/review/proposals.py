@@ -57,6 +57,7 @@ from memtui.review.proposal_model import (
     Proposal,
 )
 from memtui.review.proposal_staging import load_staging
+from memtui.review.tag_changes import TagChange, tag_changes
 from memtui.store import gitrepo, safe_write
 from memtui.store.files import sha256_bytes
 
@@ -458,10 +459,15 @@ class Review:
     fingerprint: str
     diffs: list[PageDiff]  # disk now -> proposed, one per page
     three_way: list[ThreeWay]  # stale pages only
+    tag_changes: list[TagChange]  # claims whose source tag the job changes
 
     @property
     def proposal(self) -> Proposal:
         return self.entry.proposal
+
+    def promoted_lines(self, path: str) -> set[int]:
+        """Lines of ``path`` (in the proposed version) whose tag the proposal raises."""
+        return {c.line for c in self.tag_changes if c.path == path and c.promotion}
 
     def to_json(self) -> dict[str, Any]:
         validation = self.entry.validation
@@ -473,6 +479,7 @@ class Review:
                 "fingerprint": self.fingerprint,
                 "diffs": [d.to_json() for d in self.diffs],
                 "three_way": [t.to_json() for t in self.three_way],
+                "tag_changes": [c.to_json() for c in self.tag_changes],
                 "checks": {
                     "new": [f.to_json() for f in validation.new_findings or []],
                     "resolved": [f.to_json() for f in validation.resolved_findings or []],
@@ -503,10 +510,12 @@ def review_proposal(
         entry.validation.new_findings, entry.validation.resolved_findings = check_delta(field, proposal)
     diffs = []
     three_way = []
+    tags: list[TagChange] = []
     for change in proposal.changes:
         disk = _disk_bytes(root, change.path) if not change.problem else None
         proposed = change.proposed
         diffs.append(page_diff(change.path, disk, proposed, context=context))
+        base = disk
         if change.stale and not change.problem:
             base = base_bytes(root, proposal, change)
             available = base is not None or change.base is None
@@ -519,7 +528,11 @@ def review_proposal(
                     page_diff(change.path, disk, proposed, context=context),
                 )
             )
-    return Review(entry, proposal.fingerprint(), diffs, three_way)
+            if base is None:
+                base = disk  # the job's base is not kept: what approving changes is all there is
+        if not change.problem:
+            tags.extend(tag_changes(change.path, base, proposed))
+    return Review(entry, proposal.fingerprint(), diffs, three_way, tags)
 
 
 # --------------------------------------------------------------------------- decisions

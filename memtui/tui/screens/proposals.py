@@ -124,15 +124,16 @@ class ThreeWayScreen(ModalScreen[str | None]):
         ]
         for three in self.review.three_way:
             parts.append(Text(f"\n━━ {one_line(three.path)}", style="bold"))
+            promoted = self.review.promoted_lines(three.path)
             if three.base_available:
                 parts.append(Text("what changed on disk since the job's base (would be overwritten):", style="bold"))
                 parts.append(unified(three.base_to_disk, self.colours))
                 parts.append(Text("what the job proposed relative to its base:", style="bold"))
-                parts.append(unified(three.base_to_proposed, self.colours))
+                parts.append(unified(three.base_to_proposed, self.colours, promoted))
             else:
                 parts.append(Text("the base version is kept nowhere; only disk → proposed can be shown:", style="bold"))
             parts.append(Text("disk now → proposed:", style="bold"))
-            parts.append(unified(three.disk_to_proposed, self.colours))
+            parts.append(unified(three.disk_to_proposed, self.colours, promoted))
         with Vertical(classes="dialog wide-dialog"):
             yield Static(Text("Stale proposal: three-way difference", style="bold"), classes="dialog-title")
             with VerticalScroll(classes="dialog-body tall"):
@@ -364,7 +365,8 @@ class ProposalsScreen(FilterInPlace, Screen):
             parts.append(checks)
         parts.append(Text(f"\nChanges ({'side by side' if self.side else 'unified'}; s toggles)", style=f"bold {colours.get('primary', '')}"))
         for diff in review.diffs:
-            parts.append(side_by_side(diff, colours) if self.side else unified(diff, colours))
+            promoted = review.promoted_lines(diff.path)
+            parts.append(side_by_side(diff, colours, promoted) if self.side else unified(diff, colours, promoted))
         if review.three_way:
             parts.append(Text(f"\n◐ stale: {plural(len(review.three_way), 'page')} changed on disk since the job's base; approving shows the three-way difference first", style=f"bold {colours.get('warning', '')}"))
         self.query_one("#proposal-review", Static).update(Group(*parts))

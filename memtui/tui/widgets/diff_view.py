@@ -4,6 +4,8 @@ The diff lines are already made visible (placeholders for control characters) by
 the model; here they only get colours: added/removed lines, the changed words of
 each paired line, and source tags in their tag colours. The page's path (a file
 name can hold an escape sequence) and the notes go through ``one_line`` here.
+``promoted``: lines of the new version whose source tag the change raises
+(``Review.promoted_lines``); they end with "⚑ promoted".
 """
 
 from __future__ import annotations
@@ -29,7 +31,15 @@ def _spans(text: Text, spans, style: str) -> Text:
     return text
 
 
-def unified(diff: diffs.PageDiff, colours: dict[str, str]) -> Group:
+PROMOTED = "  \u2691 promoted"
+
+
+def _mark(text: Text, colours: dict[str, str]) -> Text:
+    text.append(PROMOTED, style=f"bold reverse {colours.get('warning', '')}")
+    return text
+
+
+def unified(diff: diffs.PageDiff, colours: dict[str, str], promoted: frozenset[int] | set[int] = frozenset()) -> Group:
     add = colours.get("success", "")
     remove = colours.get("error", "")
     lines = []
@@ -46,6 +56,8 @@ def unified(diff: diffs.PageDiff, colours: dict[str, str]) -> Group:
         if line.kind == diffs.ADD:
             row = Text(f"{old} {new} + ", style=f"bold {add}")
             row.append_text(_tagged(line.text, colours, add))
+            if line.new in promoted:
+                _mark(row, colours)
         elif line.kind == diffs.REMOVE:
             row = Text(f"{old} {new} − ", style=f"bold {remove}")
             row.append_text(_tagged(line.text, colours, f"{remove} strike"))
@@ -56,7 +68,9 @@ def unified(diff: diffs.PageDiff, colours: dict[str, str]) -> Group:
     return Group(*lines)
 
 
-def side_by_side(diff: diffs.PageDiff, colours: dict[str, str]) -> Table:
+def side_by_side(
+    diff: diffs.PageDiff, colours: dict[str, str], promoted: frozenset[int] | set[int] = frozenset()
+) -> Table:
     add = colours.get("success", "")
     remove = colours.get("error", "")
     table = Table(
@@ -75,5 +89,7 @@ def side_by_side(diff: diffs.PageDiff, colours: dict[str, str]) -> Table:
         new = _tagged(row.new_text or "", colours, add if row.kind in (diffs.REPLACE, diffs.INSERT) else "")
         _spans(old, row.old_spans, f"bold reverse {remove}")
         _spans(new, row.new_spans, f"bold reverse {add}")
+        if row.new in promoted and row.kind in (diffs.REPLACE, diffs.INSERT):
+            _mark(new, colours)
         table.add_row(str(row.old or ""), old, str(row.new or ""), new)
     return table

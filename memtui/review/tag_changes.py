@@ -1,0 +1,159 @@
+"""Source tags a proposal changes: which claim lines go from one tag to another, and which rise.
+
+A maintenance job that rewrites ``- Use Redis for the queue [suggested]`` as
+``- We use Redis for the queue [stated]`` has laundered its own idea into the
+user's decision. ``tag_changes(path, before, after)`` compares the claims
+(``memtui.field.claims``) of two versions of a page:
+
+1. claims with the same text after ``claims.normalise`` are matched first; equal
+   tags cancel out, what is left of each text pairs in order;
+2. the claims left over on removed lines pair, in order, with those left over on
+   added lines of the same diff hunk (a line rewritten along with its tag) when
+   their words are alike (``REWRITE_SIMILARITY`` of the words in common; CJK
+   characters count as words): a hunk that replaces one claim by an unrelated one
+   is a new claim, not a tag change.
+
+Only current lines count (a struck line keeps the tag it had). A pair whose tags
+differ is a ``TagChange``; it is a *promotion* when the new tag is stronger
+(suggested < inferred < observed < stated). ``line`` is 1-based in the version
+after.
+"""
+
+from __future__ import annotations
+
+import difflib
+import re
+from collections import defaultdict
+from dataclasses import dataclass
+from typing import Any
+
+from memtui.field.claims import STRENGTH, LineClaim, claims_of_bytes
+from memtui.review.diffs import CONTEXT_LINES
+
+REWRITE_SIMILARITY = 0.5  # difflib ratio of the two lines' words for a rewrite
+_CJK = "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uac00-\ud7af"
+_WORDS_RE = re.compile(f"[{_CJK}]|[^\\W{_CJK}]+")
+
+
+@dataclass(frozen=True, slots=True)
+class TagChange:
+    path: str
+    line: int  # in the version after (1-based)
+    old_line: int  # in the version before
+    before: str
+    after: str
+    text: str  # the claim's text after
+
+    @property
+    def promotion(self) -> bool:
+        return STRENGTH[self.after] > STRENGTH[self.before]
+
+    def to_json(self) -> dict[str, Any]:
+        return {"path": self.path, "line": self.line, "from": self.before, "to": self.after,
+                "promotion": self.promotion}
+
+
+def _lines(data: bytes) -> list[str]:
+    """The page's lines as the claims number them (BOM kept off, CR of CRLF dropped)."""
+    text = data.decode("utf-8", "surrogateescape")
+    if text.startswith("\ufeff"):
+        text = text[1:]
+    lines = text.split("\n")
+    if lines and lines[-1] == "":
+        lines.pop()
+    return [line[:-1] if line.endswith("\r") else line for line in lines]
+
+
+def _hunks(old: list[str], new: list[str]) -> tuple[dict[int, int], dict[int, int]]:
+    """For each removed (old) and added (new) 1-based line: the number of its diff hunk."""
+    removed: dict[int, int] = {}
+    added: dict[int, int] = {}
+    matcher = difflib.SequenceMatcher(None, old, new, autojunk=False)
+    for number, group in enumerate(matcher.get_grouped_opcodes(CONTEXT_LINES)):
+        for tag, a1, a2, b1, b2 in group:
+            if tag == "equal":
+                continue
+            for index in range(a1, a2):
+                removed[index + 1] = number
+            for index in range(b1, b2):
+                added[index + 1] = number
+    return removed, added
+
+
+def _words(claim: LineClaim) -> list[str]:
+    return _WORDS_RE.findall(claim.key)
+
+
+def _rewrites(olds: list[LineClaim], news: list[LineClaim]) -> list[tuple[LineClaim, LineClaim]]:
+    """Old and new claims of one hunk paired in order, each with the most alike new one still ahead."""
+    pairs = []
+    start = 0
+    new_words = [_words(claim) for claim in news]
+    for old in olds:
+        if start >= len(news):
+            break
+        matcher = difflib.SequenceMatcher(None, autojunk=False)
+        matcher.set_seq2(_words(old))
+        best, best_ratio = -1, REWRITE_SIMILARITY
+        for index in range(start, len(news)):
+            matcher.set_seq1(new_words[index])
+            ratio = matcher.ratio()
+            if ratio >= best_ratio and (best < 0 or ratio > best_ratio):
+                best, best_ratio = index, ratio
+        if best >= 0:
+            pairs.append((old, news[best]))
+            start = best + 1
+    return pairs
+
+
+def tag_changes(path: str, before: bytes | None, after: bytes | None) -> list[TagChange]:
+    """Every claim of ``path`` whose tag differs between ``before`` and ``after``, by line after."""
+    if not before or not after or before == after:
+        return []
+    old = [c for c in claims_of_bytes(before) if not c.struck]
+    new = [c for c in claims_of_bytes(after) if not c.struck]
+    if not old or not new:
+        return []
+    pairs: list[tuple[LineClaim, LineClaim]] = []
+    old_by_key: dict[str, list[LineClaim]] = defaultdict(list)
+    for claim in old:
+        if claim.key:
+            old_by_key[claim.key].append(claim)
+    used_old: set[int] = set()
+    used_new: set[int] = set()
+    new_by_key: dict[str, list[LineClaim]] = defaultdict(list)
+    for claim in new:
+        if claim.key in old_by_key:
+            new_by_key[claim.key].append(claim)
+    for key, news in new_by_key.items():
+        olds = old_by_key[key]
+        left_old = list(olds)
+        left_new = []
+        for claim in news:  # the same tag on both sides: nothing changed for this one
+            twin = next((o for o in left_old if o.tag == claim.tag), None)
+            if twin is None:
+                left_new.append(claim)
+            else:
+                left_old.remove(twin)
+                used_old.add(twin.line)
+                used_new.add(claim.line)
+        for o, n in zip(left_old, left_new):
+            pairs.append((o, n))
+            used_old.add(o.line)
+            used_new.add(n.line)
+    rest_old = [c for c in old if c.line not in used_old]
+    rest_new = [c for c in new if c.line not in used_new]
+    if rest_old and rest_new:
+        removed, added = _hunks(_lines(before), _lines(after))
+        by_hunk_old: dict[int, list[LineClaim]] = defaultdict(list)
+        for claim in rest_old:
+            if claim.line in removed:
+                by_hunk_old[removed[claim.line]].append(claim)
+        by_hunk_new: dict[int, list[LineClaim]] = defaultdict(list)
+        for claim in rest_new:
+            if claim.line in added:
+                by_hunk_new[added[claim.line]].append(claim)
+        for hunk, olds in by_hunk_old.items():
+            pairs.extend(_rewrites(olds, by_hunk_new.get(hunk, [])))
+    changes = [TagChange(path, n.line, o.line, o.tag, n.tag, n.text) for o, n in pairs if o.tag != n.tag]
+    return sorted(changes, key=lambda c: c.line)
