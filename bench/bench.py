@@ -67,6 +67,8 @@ TARGETS = {
     "tui_warm_launch_s": ("< 1 s at 10k", lambda v, n: n < 10000 or v < 1),
     "detect_share_pct": ("<= 5% of cold launch", lambda v, n: n < 10000 or v <= 5),
     "claims_warm_s": ("< 1 s at 10k", lambda v, n: n < 10000 or v < 1),
+    "storm_key_p95_ms": ("p95 < 100 ms", lambda v, n: v < 100),
+    "storm_lag_p95_ms": ("p95 < 500 ms", lambda v, n: v < 500),
 }
 
 
@@ -289,6 +291,28 @@ def measure_tui(ctx: BenchContext) -> dict:
     }
 
 
+@measurement("write storm")
+def measure_storm(ctx: BenchContext) -> dict:
+    """The TUI open and current while an agent writes 50 new pages a second for 10 s (through
+    the real watcher): keystroke-to-repaint, and each page's write to found by search."""
+    seconds = 10.0 if ctx.changes >= 50 else 2.0
+    command = [sys.executable, str(HERE / "tui_launch.py"), str(ctx.field), "--xdg", str(ctx.work / "tui-xdg"),
+               "--storm", "50", "--storm-seconds", str(seconds), "--expected", str(len(ctx.pages))]
+    try:
+        done = subprocess.run(command, capture_output=True, text=True, check=True, timeout=900)
+    finally:
+        shutil.rmtree(ctx.field / "storm", ignore_errors=True)
+    result = json.loads(done.stdout.strip().splitlines()[-1])
+    keys, lags = result["key_latencies_ms"], [lag * 1000 for lag in result["index_lags_s"]]
+    return {
+        "storm_pages": result["storm_pages"],
+        "storm_key_p95_ms": percentile(keys, 0.95) if keys else None,
+        "storm_lag_p50_ms": percentile(lags, 0.5) if lags else None,
+        "storm_lag_p95_ms": percentile(lags, 0.95) if lags else None,
+        "storm_found": len(lags),
+    }
+
+
 @measurement("dialect detection")
 def measure_detection(ctx: BenchContext) -> dict:
     """What recognising the memory formats adds to opening a field: ``detect`` (which scans)
@@ -418,6 +442,11 @@ ROWS = [
     ("tui_key_p50_ms", "keystroke to repaint p50, index building (ms)", "{:.1f}", ""),
     ("tui_key_p95_ms", "keystroke to repaint p95, index building (ms)", "{:.1f}", ""),
     ("tui_keys_during_build", "  keys sent while the index built", "{:.0f}", ""),
+    ("storm_pages", "write storm: new pages written (50 a second)", "{:,.0f}", ""),
+    ("storm_key_p95_ms", "  keystroke to repaint p95 meanwhile (ms)", "{:.0f}", "storm_key_p95_ms"),
+    ("storm_lag_p50_ms", "  write to found by search p50 (ms)", "{:.0f}", ""),
+    ("storm_lag_p95_ms", "  write to found by search p95 (ms)", "{:.0f}", "storm_lag_p95_ms"),
+    ("storm_found", "  pages found within 30 s", "{:,.0f}", ""),
     ("detect_extra_s", "dialect detection, beyond the scan (s)", "{:.3f}", ""),
     ("detect_share_pct", "  share of the TUI cold launch (%)", "{:.1f}", "detect_share_pct"),
     ("claims", "claims (lines with a source tag)", "{:,.0f}", ""),

@@ -95,7 +95,7 @@ async def _storm(field: Path, *, rate: int, seconds: float, expected: int) -> di
                     give_up = give_up or time.perf_counter() + 30
                     if time.perf_counter() > give_up:
                         break
-                time.sleep(0.02)
+                time.sleep(0.05)
 
         thread = threading.Thread(target=agent, daemon=True)
         watcher = threading.Thread(target=follow, daemon=True)

@@ -499,6 +499,14 @@ class Field:
             copy.cache_dir = self.cache_dir
         return copy
 
+    def release(self) -> None:
+        """Drop what this snapshot built (history, lookups, claims): the history refers back
+        to the field, a cycle only the cycle collector would otherwise free."""
+        self._lookup = None
+        self._history = None
+        self._backlinks = None
+        self._claims_memo = None
+
     def _invalidate(self) -> None:
         self.generation += 1
         self._lookup = None
