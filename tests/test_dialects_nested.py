@@ -15,6 +15,7 @@ from pathlib import Path
 from memtui.cli import main
 from memtui.dialects.open import open_field
 from memtui.field.history import CURRENT, STALE, SUPERSEDED
+from memtui.index import IndexService
 from tests import fixtures_dialects as fx
 from tests.helpers_field import make_field
 from tests.test_dialects import _check_json, _dialects
@@ -89,3 +90,66 @@ def test_a_memory_folder_with_unrelated_json_beside_it_is_not_a_store(tmp_path):
     })
     field = open_field(repo)
     assert {info.dialect for info in field} == {"markdown"}
+
+
+# --------------------------------------------------------------------------- Claude Code memory inside .claude/
+
+
+def _claude_repo(tmp_path: Path, **extra: str) -> Path:
+    repo = make_field(tmp_path / "repo", {
+        "README.md": "# App\n",
+        ".claude/settings.json": "{}",
+        **extra,
+    })
+    fx.claude_auto_memory(repo / ".claude")
+    return repo
+
+
+def test_auto_memory_in_dot_claude_memory_is_read_at_a_repository_root(tmp_path, capsys):
+    repo = _claude_repo(tmp_path)
+    field = open_field(repo)
+    topic = field.pages[".claude/memory/deploy-windows.md"]
+    assert (topic.dialect, topic.kind, topic.title) == ("claude-code", "feedback", "Deploy windows")
+    assert field.pages[".claude/memory/MEMORY.md"].role == "index"
+    _, out = _check_json(repo, capsys)
+    assert _dialects(out["summary"])["claude-code@.claude/memory"]["pages"] == 4
+    assert out["summary"]["skipped"] == []
+    with IndexService(repo) as svc:
+        svc.open()
+        assert ".claude/memory/deploy-windows.md" in {h.path for h in svc.search("Tuesday Thursday")}
+
+
+def test_dot_claude_with_instructions_and_memory_reads_the_memory_and_labels_the_rest(tmp_path, capsys):
+    repo = _claude_repo(tmp_path, **{
+        "CLAUDE.md": "# App\n",
+        ".claude/rules/style.md": "# Style\n",
+        ".claude/agents/reviewer.md": "---\nname: reviewer\ndescription: reviews\n---\nReview the diff.\n",
+    })
+    field = open_field(repo)
+    assert field.pages[".claude/memory/user-role.md"].kind == "user"
+    assert field.pages[".claude/rules/style.md"].kind == "rules"
+    _, out = _check_json(repo, capsys)
+    skipped = {s["path"]: s["what"] for s in out["summary"]["skipped"]}
+    assert set(skipped) == {".claude/agents"}
+    assert "not memory" not in skipped[".claude/agents"]
+    assert "instructions" in skipped[".claude/agents"]
+
+
+def test_other_memory_folders_inside_dot_claude_are_read_never_called_not_memory(tmp_path, capsys):
+    repo = make_field(tmp_path / "repo", {
+        "README.md": "# App\n",
+        ".claude/projects/-home-me-app/memory/MEMORY.md": "# App memory\n- [Style](style.md)\n",
+        ".claude/projects/-home-me-app/memory/style.md": fx.TOPIC.format(
+            name="Style", description="style", kind="feedback", body="Short answers."),
+        ".claude/notes/MEMORY.md": "# Notes index\n- [Ops](ops.md)\n",
+        ".claude/notes/ops.md": fx.TOPIC.format(name="Ops", description="ops", kind="project", body="Deploy Friday."),
+        ".claude/scratch/todo.md": "# Todo\n\n- a thing\n",
+    })
+    field = open_field(repo)
+    assert field.pages[".claude/projects/-home-me-app/memory/style.md"].kind == "feedback"
+    assert field.pages[".claude/notes/ops.md"].dialect == "claude-code"
+    _, out = _check_json(repo, capsys)
+    skipped = {s["path"]: s for s in out["summary"]["skipped"]}
+    assert set(skipped) == {".claude/scratch"}
+    assert "not memory" not in skipped[".claude/scratch"]["what"]
+    assert skipped[".claude/scratch"]["command"].startswith("memtui ")
