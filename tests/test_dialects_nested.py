@@ -153,3 +153,41 @@ def test_other_memory_folders_inside_dot_claude_are_read_never_called_not_memory
     assert set(skipped) == {".claude/scratch"}
     assert "not memory" not in skipped[".claude/scratch"]["what"]
     assert skipped[".claude/scratch"]["command"].startswith("memtui ")
+
+
+# --------------------------------------------------------------------------- weak and duplicated claims
+
+
+def test_one_memtui_key_in_one_page_does_not_claim_memtuis_format(tmp_path, capsys):
+    pages = {f"docs/spec-{n}.md": f"# Spec {n}\n\nA design document.\n" for n in range(15)}
+    pages["docs/spec-3.md"] = "---\ntitle: Spec 3\nsupersedes: spec-2\n---\n# Spec 3\n"
+    repo = make_field(tmp_path / "app", pages)
+    _, out = _check_json(repo, capsys)
+    assert "memtui@." not in _dialects(out["summary"])
+
+
+def test_memtui_format_is_still_claimed_on_real_marks(tmp_path, capsys):
+    pages = {f"notes/n{n}.md": f"---\nkind: semantic\norigin: user\n---\n# N{n}\n\n- a fact [stated]\n"
+             for n in range(6)}
+    repo = make_field(tmp_path / "mem", pages)
+    _, out = _check_json(repo, capsys)
+    assert _dialects(out["summary"])["memtui@."]["pages"] == 6
+
+
+def test_one_dialect_at_one_root_is_one_entry(tmp_path, capsys):
+    pages = ("CLAUDE.md", "commands/release.md", "projects/-home-me-app/memory/notes.md")
+    root = make_field(tmp_path / "claude-backup", dict.fromkeys(pages, "# A page\n"))
+    _, out = _check_json(root, capsys)
+    names = [(d["name"], d["root"]) for d in out["summary"]["dialects"]]
+    assert names.count(("claude-code", ".")) == 1
+    entry = _dialects(out["summary"])["claude-code@."]
+    assert entry["pages"] == 2 and any("CLAUDE.md with" in e for e in entry["evidence"])
+    assert _dialects(out["summary"])["claude-code@projects/-home-me-app/memory"]["pages"] == 1
+
+
+def test_instructions_and_auto_memory_in_one_folder_are_one_entry(tmp_path, capsys):
+    root = make_field(tmp_path / "memory", {"CLAUDE.md": "# Project\n", "MEMORY.md": "# Index\n- [a](a.md)\n"})
+    make_field(root, {"a.md": fx.TOPIC.format(name="A", description="a", kind="project", body="Fact.")})
+    main(["check", str(root)])
+    lines = [line for line in capsys.readouterr().out.splitlines() if line.startswith("read as Claude Code")]
+    assert len(lines) == 1 and ": 3 pages" in lines[0], lines
