@@ -447,7 +447,7 @@ def test_partly_read_hidden_folders_list_what_they_leave_out(tmp_path, capsys):
     _, out = _check_json(root, capsys)
     assert out["summary"]["included_hidden"] == [".claude/rules/"]  # only paths that exist
     assert {s["path"]: s["what"] for s in out["summary"]["skipped"]} == {
-        ".claude/commands": "not memory (instructions or settings) with 1 Markdown file"
+        ".claude/commands": "Claude Code slash commands (instructions) with 1 Markdown file"
     }
 
 

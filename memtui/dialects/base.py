@@ -122,6 +122,10 @@ class Dialect:
         """Hidden paths (under the field root) that hold this format's memory: read them too."""
         return []
 
+    def skipped_label(self, rel: str) -> str | None:
+        """What a folder this format's scope leaves out is (``.claude/agents``: instructions), if it knows."""
+        return None
+
     def claims(self, applied: Applied, path: str) -> bool:
         return applied.covers(path)
 

@@ -35,14 +35,37 @@ _IMPORT_RE = re.compile(r"(?:(?<=\s)|^)@((?:~/|\.{1,2}/|/)?[\w.~-][^\s`'\"<>()\[
 PROJECT_FILES = ("CLAUDE.md", "CLAUDE.local.md")
 # A Claude Code folder's own folders: instructions (rules, subagents, slash commands, skills) and memory.
 INSTRUCTION_FOLDERS = ("rules", "agents", "commands", "skills")
+INSTRUCTION_WORDS = {"rules": "rules", "agents": "subagent definitions", "commands": "slash commands",
+                     "skills": "skills"}
 USER_FOLDERS = (*INSTRUCTION_FOLDERS, "projects", "agent-memory")
-_AUTO_PLACE_RE = re.compile(r"^(?:projects/[^/]+/memory|agent-memory/[^/]+)/$")
+# Where Claude Code keeps auto memory, relative to a Claude Code folder (``.claude/`` or ``~/.claude``).
+_AUTO_PLACE_RE = re.compile(r"^(?:memory|projects/[^/]+/memory|agent-memory/[^/]+)/$")
+TOPIC_SAMPLE = 6
 
 
 def _is_topic_folder(ctx: DetectContext, folder: str, names: list[str]) -> bool:
     prefix = folder + "/" if folder else ""
-    for name in [n for n in names if n != "MEMORY.md"][:6]:
+    for name in [n for n in names if n != "MEMORY.md"][:TOPIC_SAMPLE]:
         if _TYPE_RE.search(ctx.head(prefix + name, 2048)):
+            return True
+    return False
+
+
+def holds_memory(folder: Path) -> bool:
+    """Does a folder inside ``.claude/`` hold auto memory: a ``MEMORY.md``, or topic files with ``type:``?"""
+    if (folder / "MEMORY.md").is_file():
+        return True
+    try:
+        names = sorted(n for n in os.listdir(folder) if n.endswith(".md"))[:TOPIC_SAMPLE]
+    except OSError:
+        return False
+    for name in names:
+        try:
+            with open(folder / name, "rb") as handle:
+                head = handle.read(2048).decode("utf-8", "replace")
+        except OSError:
+            continue
+        if _TYPE_RE.search(head):
             return True
     return False
 
@@ -54,36 +77,71 @@ class ClaudeCode(Dialect):
     def scope_paths(self, root: Path, names: set[str]) -> list[str]:
         if ".claude" not in names:
             return []
-        wanted = [".claude/CLAUDE.md", ".claude/rules/", ".claude/agent-memory/", ".claude/projects/"]
-        return [item for item in wanted if os.path.lexists(root / item.rstrip("/"))]
+        wanted = [".claude/CLAUDE.md", ".claude/rules/", ".claude/agent-memory/", ".claude/projects/", ".claude/memory/"]
+        found = [item for item in wanted if os.path.lexists(root / item.rstrip("/"))]
+        # Any other folder of .claude/ that holds auto memory (an index or typed topic files) is read too.
+        try:
+            children = sorted(os.scandir(root / ".claude"), key=lambda entry: entry.name)
+        except OSError:
+            children = []
+        for child in children:
+            item = f".claude/{child.name}/"
+            if item in wanted or child.name in INSTRUCTION_FOLDERS or not child.is_dir(follow_symlinks=False):
+                continue
+            if holds_memory(Path(child.path)):
+                found.append(item)
+        return found
+
+    def skipped_label(self, rel: str) -> str | None:
+        top, _, name = rel.partition("/")
+        if top == ".claude" and name in INSTRUCTION_WORDS:
+            return f"Claude Code {INSTRUCTION_WORDS[name]} (instructions)"
+        return None
 
     def detect(self, ctx: DetectContext) -> list[Applied]:
         found: list[Applied] = []
         project = [p for p in ctx.pages if p.rsplit("/", 1)[-1] in PROJECT_FILES or p.startswith(".claude/rules/")]
-        if project:
+        user_folder = "CLAUDE.md" in ctx.page_set and any(ctx.is_dir(name) for name in USER_FOLDERS)
+        if project or user_folder:
             shown = sorted(set(project))
             evidence = shown[:4] + ([f"and {len(shown) - 4} more"] if len(shown) > 4 else [])
-            found.append(Applied(self.name, "", evidence, {"kind": "project"}))
-        # A Claude Code folder itself (~/.claude, or a copy of it): CLAUDE.md beside its own folders.
-        user_folder = "CLAUDE.md" in ctx.page_set and any(ctx.is_dir(name) for name in USER_FOLDERS)
-        if user_folder:
-            present = [name + "/" for name in USER_FOLDERS if ctx.is_dir(name)]
-            found.append(Applied(self.name, "", ["CLAUDE.md with " + ", ".join(present)], {"kind": "user"}))
+            if user_folder:
+                # A Claude Code folder itself (~/.claude, or a copy of it): CLAUDE.md beside its own folders.
+                present = [name + "/" for name in USER_FOLDERS if ctx.is_dir(name)]
+                evidence = ["CLAUDE.md with " + ", ".join(present)] + [e for e in evidence if e != "CLAUDE.md"]
+            found.append(Applied(self.name, "", evidence, {"kind": "user" if user_folder else "project"}))
         root_posix = ctx.root.resolve().as_posix() + "/"
+        memory_roots: list[str] = []
         for folder, names in sorted(ctx.folders().items()):
-            if "MEMORY.md" not in names:
-                continue
+            if any(done == "" or folder.startswith(done + "/") for done in memory_roots):
+                continue  # inside an auto-memory folder already found
             full = root_posix + (folder + "/" if folder else "")
-            by_place = "/.claude/projects/" in full and full.rstrip("/").endswith("/memory") or (
-                "/.claude/agent-memory/" in full
-            ) or (user_folder and _AUTO_PLACE_RE.match(folder + "/") is not None)
-            if by_place or (folder.rsplit("/", 1)[-1] in ("memory", "") and _is_topic_folder(ctx, folder, names)):
-                where = (folder + "/") if folder else "this folder"
-                why = "a Claude Code projects/*/memory folder" if by_place else "topic files with name/description/type"
-                found.append(
-                    Applied(self.name, folder, [f"{where}MEMORY.md + {len(names) - 1} topic files ({why})"],
-                            {"kind": "auto-memory"})
-                )
+            inside = full.rpartition("/.claude/")[2] if "/.claude/" in full else None
+            by_place = (inside is not None and _AUTO_PLACE_RE.match(inside) is not None) or (
+                user_folder and _AUTO_PLACE_RE.match(folder + "/") is not None
+            )
+            if by_place:
+                why = "a Claude Code auto-memory folder"
+            elif (
+                inside is not None
+                and inside.count("/") == 1
+                and inside.split("/", 1)[0] not in INSTRUCTION_FOLDERS
+                and ("MEMORY.md" in names or _is_topic_folder(ctx, folder, names))
+            ):
+                why = "a memory index or topic files inside .claude/"
+            elif "MEMORY.md" in names and folder.rsplit("/", 1)[-1] in ("memory", "") and _is_topic_folder(
+                ctx, folder, names
+            ):
+                why = "topic files with name/description/type"
+            else:
+                continue
+            where = (folder + "/") if folder else "this folder"
+            topics = len(names) - ("MEMORY.md" in names)
+            index = "MEMORY.md + " if "MEMORY.md" in names else ""
+            found.append(
+                Applied(self.name, folder, [f"{where}{index}{topics} topic files ({why})"], {"kind": "auto-memory"})
+            )
+            memory_roots.append(folder)
         return found
 
     def claims(self, applied: Applied, path: str) -> bool:

@@ -126,8 +126,10 @@ def _skipped(root: Path, scanned: ScanResult, scope: Scope) -> list[Skipped]:
             count, more = _count_pages(Path(child.path))
             if count:
                 files = f"{count}{'+' if more else ''} Markdown file{'s' if count != 1 or more else ''}"
-                out.append(Skipped(rel, f"not memory (instructions or settings) with {files}",
-                                   f"memtui {_quoted(root / rel)}"))
+                # Only a format that knows the folder says what it is; else only what was not found in it.
+                label = next(filter(None, (d.skipped_label(rel) for d in DIALECTS)), None)
+                what = f"{label} with {files}" if label else f"{files}, no memory format recognised in it"
+                out.append(Skipped(rel, what, f"memtui {_quoted(root / rel)}"))
     for name in scanned.skipped_dirs:
         count, more = _count_pages(root / name)
         if not count and name not in AGENT_FOLDERS:

@@ -18,13 +18,19 @@ from memtui.field.page import PageInfo
 
 # Keys only memtui's format uses (``subject:`` alone is an e-mail header as often as a memory subject).
 _MEMTUI_KEYS_RE = re.compile(
-    r"^(?:supersedes|valid_from|valid_to|taint|confidence):|^origin:\s*(?:agent|user|job|external)\s*$"
-    r"|^kind:\s*(?:episodic|semantic|procedural|preference)\s*$",
+    r"^(supersedes|valid_from|valid_to|taint|confidence):|^(origin):\s*(?:agent|user|job|external)\s*$"
+    r"|^(kind):\s*(?:episodic|semantic|procedural|preference)\s*$",
     re.MULTILINE,
 )
 _SOURCE_TAG_RE = re.compile(r"\[(stated|observed|inferred|suggested)\]", re.IGNORECASE)
 _DAILY_RE = re.compile(r"^(?:memory/)?daily/(\d{4}-\d{2}-\d{2})[^/]*\.md$|^memory/(\d{4}-\d{2}-\d{2})[^/]*\.md$")
 SAMPLE_PAGES = 40
+MIN_SHARE = 5  # marks in at least 1 of 5 sampled pages, or:
+DISTINCT_KEYS = 3  # 3 different memtui keys, in any pages
+
+
+def _enough(marked: int, sampled: int) -> bool:
+    return marked > 0 and marked * MIN_SHARE >= sampled
 
 
 class MemtuiFormat(Dialect):
@@ -43,14 +49,20 @@ class MemtuiFormat(Dialect):
         if ctx.is_dir(".dream"):
             evidence.append(".dream/ (maintenance proposals)")
         keyed = tagged = 0
+        keys: set[str] = set()
         for path in ctx.pages[:SAMPLE_PAGES]:
             head = ctx.head(path)
-            keyed += bool(head.startswith("---") and _MEMTUI_KEYS_RE.search(head))
+            found = {m.group(m.lastindex or 0) for m in _MEMTUI_KEYS_RE.finditer(head)} if head.startswith("---") else set()
+            keyed += bool(found)
+            keys |= found
             tagged += bool(_SOURCE_TAG_RE.search(head))
-        if keyed:
-            evidence.append(f"memtui frontmatter keys in {keyed} of the first {min(SAMPLE_PAGES, len(ctx.pages))} pages")
-        if tagged:
-            evidence.append(f"source tags in {tagged} of the first {min(SAMPLE_PAGES, len(ctx.pages))} pages")
+        sampled = min(SAMPLE_PAGES, len(ctx.pages))
+        # One key in one page is a coincidence (a design document's ``supersedes:``), not a format.
+        if _enough(keyed, sampled) or len(keys) >= DISTINCT_KEYS:
+            shown = ", ".join(sorted(keys))
+            evidence.append(f"memtui frontmatter keys ({shown}) in {keyed} of the first {sampled} pages")
+        if _enough(tagged, sampled):
+            evidence.append(f"source tags in {tagged} of the first {sampled} pages")
         return [Applied(self.name, "", evidence)] if evidence else []
 
     def read(self, applied: Applied, info: PageInfo, root: Path, text: str) -> None:

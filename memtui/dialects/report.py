@@ -58,6 +58,20 @@ class FieldReport:
         return out
 
 
+def merged(counts: list[tuple[Applied, int]]) -> list[tuple[Applied, int]]:
+    """One entry per dialect and root: the instances a format applies at one folder, with their pages summed."""
+    out: dict[tuple[str, str], tuple[Applied, int]] = {}
+    for applied, pages in counts:
+        key = (applied.name, applied.root)
+        if key not in out:
+            out[key] = (Applied(applied.name, applied.root, list(applied.evidence), dict(applied.params)), pages)
+            continue
+        first, total = out[key]
+        first.evidence.extend(e for e in applied.evidence if e not in first.evidence)
+        out[key] = (first, total + pages)
+    return list(out.values())
+
+
 def field_report(field) -> FieldReport:
     """The report of a field opened through ``memtui.dialects.open``."""
     reader = field.reader
@@ -65,7 +79,7 @@ def field_report(field) -> FieldReport:
     if detection is None:
         return FieldReport([], [], rule_settings(field))
     return FieldReport(
-        reader.counts(field.pages.values()),
+        merged(reader.counts(field.pages.values())),
         list(detection.skipped),
         rule_settings(field),
         detection.forced,

@@ -53,20 +53,20 @@ class SidecarStore(Dialect):
 
     def detect(self, ctx: DetectContext) -> list[Applied]:
         found = []
-        for store in ("", *STORE_FOLDERS):
+        for store, (pages, sidecars) in sorted(_candidate_stores(ctx).items()):
             prefix = store + "/" if store else ""
             config = read_json_file(ctx.root / prefix / "config.json") if ctx.exists(prefix + "config.json") else None
-            pages = [p for p in ctx.pages if p.startswith(prefix + "memory/")]
-            sidecars = sum(1 for p in pages if (ctx.root / (p[:-3] + ".json")).is_file()) if pages else 0
-            if not pages or (not isinstance(config, dict) and sidecars < max(1, len(pages) // 2)):
-                continue
+            if not isinstance(config, dict):
+                # Without its config.json, a folder is a store only at the field root or under a store's own name.
+                if store and store.rsplit("/", 1)[-1] not in STORE_FOLDERS or sidecars < max(1, pages // 2):
+                    continue
             evidence = []
             if isinstance(config, dict):
                 project = config.get("project") if isinstance(config.get("project"), dict) else {}
                 evidence.append(
                     f"{prefix}config.json (version {config.get('version', '?')}, project {project.get('name', '?')})"
                 )
-            evidence.append(f"{sidecars} of {len(pages)} pages under {prefix}memory/ have a JSON sidecar")
+            evidence.append(f"{sidecars} of {pages} pages under {prefix}memory/ have a JSON sidecar")
             params: dict[str, Any] = {"supersedes": _supersede_relations(ctx.root / prefix / "relations")}
             if ctx.exists(prefix + "events.jsonl"):
                 evidence.append(f"{prefix}events.jsonl")
@@ -169,6 +169,31 @@ class SidecarStore(Dialect):
             if isinstance(event, dict) and event.get("id") == ident:
                 out.append({k: event.get(k) for k in ("timestamp", "event", "actor", "reason") if k in event})
         return out
+
+
+def _candidate_stores(ctx: DetectContext) -> dict[str, tuple[int, int]]:
+    """Every folder of the field that could be a store: it holds pages under its ``memory/``.
+
+    Store folder -> (pages under its ``memory/``, how many have a JSON sidecar); one pass over the
+    scan, which already knows each page's sidecar (no file is opened here). A folder whose pages
+    have no sidecar is a candidate only at the field root or under a store's own name (``.memory``).
+    """
+    tally: dict[str, list[int]] = {}
+    for entry in ctx.scanned.entries:
+        path = entry.path
+        if "memory/" not in path:
+            continue
+        parts = path.split("/")
+        for index in range(len(parts) - 1):
+            if parts[index] == "memory":
+                counts = tally.setdefault("/".join(parts[:index]), [0, 0])
+                counts[0] += 1
+                counts[1] += entry.side is not None
+    return {
+        store: (pages, sidecars)
+        for store, (pages, sidecars) in tally.items()
+        if sidecars or store.rsplit("/", 1)[-1] in ("", *STORE_FOLDERS)
+    }
 
 
 def content_hash(sidecar: dict[str, Any], markdown: str) -> str | None:
