@@ -58,7 +58,10 @@ def test_check_output_is_inert(sample_field, capsys):
 def test_check_groups_findings_by_rule_and_all_prints_every_one(tmp_path, capsys):
     """The human output prints each rule's count and its first few findings (a 10k-page
     field has 40,000); ``--all`` prints every one on its own line; ``--rule`` narrows."""
-    pages = {f"notes/n{i:02}.md": f"- Fact {i} is untagged here and long enough to count\n" for i in range(25)}
+    pages = {
+        f"notes/n{i:02}.md": page("kind: semantic\nreviewed: true", f"- Fact {i} is untagged here and long enough to count\n")
+        for i in range(25)
+    }
     pages["notes/links.md"] = "See [[Nowhere At All]]. [observed]\n"
     root = make_field(tmp_path / "f", pages)
     code, data, _ = run_cli_json(["check", root], capsys)
