@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
+import gc
+import heapq
 import re
+import time
 from collections import Counter
 from pathlib import Path
 
 from rich.table import Table
 from rich.text import Text
-from textual import events, work
+from textual import events
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, VerticalScroll
@@ -18,7 +21,12 @@ from textual.widgets.option_list import Option
 
 from memtui.field.checks import SEVERITY_ORDER, check_page, check_page_local
 from memtui.field.history import CURRENT
-from memtui.field.page import MAX_PARSE_BYTES, ParsedPage, parse_bytes
+from memtui.field.page import (
+    MAX_PARSE_BYTES,
+    ParsedPage,
+    parse_bytes,
+    parse_bytes_steps,
+)
 from memtui.store.files import FileTooLarge, read_bytes, read_head
 from memtui.textsafety import one_line, plural
 from memtui.tui import safe
@@ -45,10 +53,11 @@ SEVERITY_GLYPH = {"error": ("✖", "error"), "warning": ("▲", "warning"), "inf
 NARROW = 100  # under this many columns the side panel folds away (i shows it instead of the body)
 LINE_ANCHOR_RE = re.compile(r"#L(\d+)")
 RAW_PREVIEW_BYTES = 64 * 1024  # what an unparsed page shows of itself
-SYNC_PARSE_BYTES = 256 * 1024  # a bigger page is parsed in a thread (its start at once): about 50 ms of parsing
+SYNC_PARSE_BYTES = 256 * 1024  # a bigger page is parsed in slices (its start at once): about 50 ms of parsing
+PARSE_SLICE = 0.012  # seconds of parsing between two turns of the event loop
 PREFIX_BYTES = 64 * 1024  # the start of a big page, parsed before it opens
-LINKS_LISTED = 300  # the side panel lists this many links; ] and [ reach them all
-FINDINGS_LISTED = 100  # and this many findings (the most severe), then how many more of each rule
+LINKS_LISTED = 100  # the side panel lists this many links; ] and [ reach them all
+FINDINGS_LISTED = 30  # and this many findings (the most severe), then how many more of each rule
 
 
 class PageScreen(Screen):
@@ -94,6 +103,7 @@ class PageScreen(Screen):
         if self._target is not None and self.matches and self._target[0] in self.matches:
             self.match_index = self.matches.index(self._target[0])
         self._body_key: tuple | None = None
+        self._panes: dict[str, object] = {}  # what each side pane shows now (see ``_update``)
         self._reading = 0  # which reading of the file the rows come from (a late parse of an older one is dropped)
 
     def compose(self) -> ComposeResult:
@@ -174,22 +184,45 @@ class PageScreen(Screen):
         self.parsed = start
         info = self.app.field.pages.get(self.path)
         fact_page, view_end = self._body_settings(info)
-        self._parse_whole(self._reading, data, self.colours(), fact_page, view_end)
+        # After the first screen is drawn: a thread parsing meanwhile would slow the drawing down.
+        self.call_after_refresh(self._parse_whole, self._reading, data, self.colours(), fact_page, view_end)
 
-    @work(thread=True, exclusive=True, group="page-parse")
     def _parse_whole(self, reading: int, data: bytes, colours: dict[str, str], fact_page: bool, view_end: int | None) -> None:
-        parsed = parse_bytes(self.path, data)
-        rows = BodyRows(parsed, colours, fact_page=fact_page, agent_view_ends=view_end)
-        try:
-            self.app.call_from_thread(self._parsed_whole, reading, parsed, rows)
-        except RuntimeError:  # the app is closing
-            pass
+        """Parse the whole page a slice at a time between events (a thread would hold the
+        interpreter lock while keys wait), then show it."""
+
+        def steps():
+            parsed = yield from parse_bytes_steps(self.path, data)
+            rows = yield from BodyRows.in_steps(parsed, colours, fact_page=fact_page, agent_view_ends=view_end)
+            return parsed, rows
+
+        work = steps()
+        # Hundreds of thousands of new objects, none of them garbage: a cycle collection
+        # meanwhile would stop a keystroke for 100 ms or more (as the index build does).
+        collecting = gc.isenabled()
+        gc.disable()
+
+        def step() -> None:
+            try:
+                if reading != self._reading or not self.is_attached:
+                    raise StopIteration
+                deadline = time.perf_counter() + PARSE_SLICE
+                while time.perf_counter() < deadline:
+                    next(work)
+            except StopIteration as done:
+                if collecting:
+                    gc.enable()
+                if done.value is not None and reading == self._reading and self.is_attached:
+                    self._parsed_whole(reading, *done.value)
+                return
+            self.set_timer(0.001, step)
+
+        step()
 
     def _parsed_whole(self, reading: int, parsed: ParsedPage, rows: BodyRows) -> None:
         if reading != self._reading or not self.is_attached:
             return
         self.parsed = parsed
-        self._body_key = None
         self.body_rows = rows
         self.render_page()
 
@@ -222,8 +255,11 @@ class PageScreen(Screen):
         self._render_body(info, colours)
         if self.deleted or self.parsed is None:
             return
-        self._render_frontmatter(colours)
-        self.query_one("#page-tags", Static).update(tag_legend(colours, self.parsed.body.tag_counts))
+        palette = tuple(colours.items())
+        fm = self.parsed.frontmatter
+        self._update("#page-frontmatter", (fm.raw, fm.error, fm.error_line, palette), lambda: self._frontmatter(colours))
+        counts = self.parsed.body.tag_counts
+        self._update("#page-tags", (tuple(counts.items()), palette), lambda: tag_legend(colours, counts))
         self._render_findings(colours)
         self._render_links()
         self._render_backlinks()
@@ -321,19 +357,24 @@ class PageScreen(Screen):
         if self.matches:
             at = "" if self.match_index is None else f"{self.match_index + 1} of "
             text.append(f"   match {at}{len(self.matches)} (n/N)", style="bold")
-        self.query_one("#page-info", Static).update(text)
+        self._update("#page-info", text, lambda: text)
 
-    def _render_frontmatter(self, colours) -> None:
-        fm = self.parsed.frontmatter
-        widget = self.query_one("#page-frontmatter", Static)
-        if not fm.present:
-            widget.update(Text("no frontmatter", style="dim"))
+    def _update(self, selector: str, key, make) -> None:
+        """Update a pane only when what it shows changed: an update lays the screen out again,
+        and the analysis of any page in the field comes here."""
+        if self._panes.get(selector) == key:
             return
+        self._panes[selector] = key
+        self.query_one(selector, Static).update(make())
+
+    def _frontmatter(self, colours):
+        fm = self.parsed.frontmatter
+        if not fm.present:
+            return Text("no frontmatter", style="dim")
         if fm.error:
             text = Text(f"✖ line {fm.error_line}: {one_line(fm.error)}\n", style=colours.get("error", ""))
             text.append(safe.block(fm.raw))
-            widget.update(text)
-            return
+            return text
         table = Table.grid(padding=(0, 1))
         table.add_column(style="bold", no_wrap=True)
         table.add_column(overflow="fold")
@@ -342,7 +383,7 @@ class PageScreen(Screen):
             if key not in KNOWN_KEYS:
                 label.append(" ?", style="dim")
             table.add_row(label, _value_text(value))
-        widget.update(table)
+        return table
 
     def _findings(self):
         analysis = self.app.analysis
@@ -358,9 +399,11 @@ class PageScreen(Screen):
         return check_page(field, self.path)
 
     def _render_findings(self, colours) -> None:
-        findings = sorted(self._findings(), key=lambda f: (SEVERITY_ORDER[f.severity], f.line or 0))
+        found = self._findings()
+        findings = heapq.nsmallest(FINDINGS_LISTED, found, key=lambda f: (SEVERITY_ORDER[f.severity], f.line or 0))
         if not findings:
-            self.query_one("#page-findings", Static).update(Text("✓ none", style=colours.get("success", "")))
+            text = Text("✓ none", style=colours.get("success", ""))
+            self._update("#page-findings", text, lambda: text)
             return
         text = Text()
         for finding in findings[:FINDINGS_LISTED]:
@@ -370,14 +413,22 @@ class PageScreen(Screen):
             if finding.line:
                 text.append(f" L{finding.line}", style="dim")
             text.append(f"\n  {one_line(finding.message)}\n")
-        if len(findings) > FINDINGS_LISTED:
-            rest = Counter(finding.rule for finding in findings[FINDINGS_LISTED:])
+        if len(found) > FINDINGS_LISTED:
+            rest = Counter(finding.rule for finding in found) - Counter(f.rule for f in findings[:FINDINGS_LISTED])
             counts = ", ".join(f"{rule} {count:,}" for rule, count in rest.most_common())
-            text.append(f"… {len(findings) - FINDINGS_LISTED:,} more: {one_line(counts, 300)}", style="dim")
+            text.append(f"… {len(found) - FINDINGS_LISTED:,} more: {one_line(counts, 300)}", style="dim")
         text.rstrip()
-        self.query_one("#page-findings", Static).update(text)
+        self._update("#page-findings", text, lambda: text)
+
+    def _field_key(self) -> tuple:
+        field = self.app.model_field()
+        return id(field), getattr(field, "generation", None)
 
     def _render_links(self) -> None:
+        key = (id(self.links), len(self.links), self._field_key())
+        if self._panes.get("#page-links") == key:
+            return
+        self._panes["#page-links"] = key
         options = []
         for index, link in enumerate(self.links[:LINKS_LISTED]):
             label = Text(f"L{link.line} ", style="dim")
@@ -400,28 +451,31 @@ class PageScreen(Screen):
         widget.add_options(options or [Option(Text("none", style="dim"), disabled=True)])
 
     def _render_backlinks(self) -> None:
+        backlinks = self.app.model_field().backlinks(self.path) if self.app.field else []
+        sources = list(dict.fromkeys(source for source, _line in backlinks))
+        key = (tuple(sources), self._field_key())
+        if self._panes.get("#page-backlinks") == key:
+            return
+        self._panes["#page-backlinks"] = key
         widget = self.query_one("#page-backlinks", OptionList)
         widget.clear_options()
-        backlinks = self.app.model_field().backlinks(self.path) if self.app.field else []
-        if not backlinks:
+        self._backlink_paths = sources
+        if not sources:
             widget.add_options([Option(Text("none", style="dim"), disabled=True)])
             return
-        seen = set()
-        for source, _line in backlinks:
-            if source in seen:
-                continue
-            seen.add(source)
+        options = []
+        for index, source in enumerate(sources):
             info = self.app.field.pages.get(source)
             label = Text(one_line(info.title if info else source, 40))
             label.append(f"  {one_line(source)}", style="dim")
-            widget.add_option(Option(label, id=f"back-{len(seen) - 1}"))
-        self._backlink_paths = list(seen)
+            options.append(Option(label, id=f"back-{index}"))
+        widget.add_options(options)
 
     def _render_history(self, colours) -> None:
         field = self.app.model_field()
         text = Text()
         if field is None or self.path not in field.pages:
-            self.query_one("#page-history", Static).update(text)
+            self._update("#page-history", text, lambda: text)
             return
         history = field.history
         version = history.page_version(self.path)
@@ -430,11 +484,11 @@ class PageScreen(Screen):
             text.append(f"\nreplaces: {one_line(', '.join(version.supersedes))}")
         if version.superseded_by:
             text.append(f"\nreplaced by: {one_line(', '.join(version.superseded_by))}")
-        inline = history.inline_chains(self.path)
+        inline = len(field.pages[self.path].inline_chains)  # one chain per group: counted, not built
         if inline:
-            text.append(f"\n{plural(len(inline), 'inline history chain')}", style=colours.get("primary", ""))
+            text.append(f"\n{plural(inline, 'inline history chain')}", style=colours.get("primary", ""))
         text.append("\npress h for the timeline", style="dim")
-        self.query_one("#page-history", Static).update(text)
+        self._update("#page-history", text, lambda: text)
 
     # ------------------------------------------------------------------ links
     def _citation_source(self, link: LinkTarget) -> str | None:

@@ -10,6 +10,7 @@ style meta (no action strings built from page text).
 from __future__ import annotations
 
 import re
+from collections.abc import Generator
 from dataclasses import dataclass
 
 from rich.cells import cell_len
@@ -17,7 +18,14 @@ from rich.style import Style
 from rich.table import Table
 from rich.text import Text
 
-from memtui.field.body import CITE_RE, MD_LINK_RE, SUPERSEDED_RE, TAG_RE, WIKILINK_RE
+from memtui.field.body import (
+    CITE_RE,
+    MD_LINK_RE,
+    SUPERSEDED_RE,
+    TAG_RE,
+    WIKILINK_RE,
+    run_steps,
+)
 from memtui.field.page import ParsedPage
 from memtui.textsafety import visible
 
@@ -37,6 +45,7 @@ class LinkTarget:
 
 CUT_TEXT = "──── the agent's view ends here: Claude Code loads lines 1-{n} only ────"
 UNTAGGED_NOTE = "  ⟵ untagged claim"
+SCAN_LINES = 4096  # lines a step of ``BodyRows.in_steps`` reads
 _MAYBE_LINK_RE = re.compile(r"\[\[|\[cite:|\]\(", re.IGNORECASE)  # a cheap test before the link patterns
 
 
@@ -100,6 +109,7 @@ class BodyRows(Rows):
         agent_view_ends: int | None = None,
         link_style: str = "underline",
         complete: bool = True,
+        scan: bool = True,
     ) -> None:
         self.source = parsed
         self.lines = parsed.body.lines
@@ -115,23 +125,42 @@ class BodyRows(Rows):
         if agent_view_ends is not None and self.first <= agent_view_ends <= last:
             self.cut_row = agent_view_ends - self.first + 1
         self.gutter_width = len(str(last or 1)) + 3  # number, space, marker, space
-        self.shown = [visible(line.text) for line in self.lines]  # the same object when nothing is replaced
+        self.shown: list[str] = []  # each line's visible form (the same object when nothing is replaced)
+        self.widths: list[int] = []
         self.links: list[LinkTarget] = []
         self.line_links: dict[int, tuple[int, list[tuple[int, int, LinkTarget]]]] = {}
-        for index, line in enumerate(self.lines):
-            shown = self.shown[index]
-            if line.kind in ("code", "fence") or not _MAYBE_LINK_RE.search(shown):
-                continue
-            spans = line_links(shown, line.number)
-            if spans:
-                self.line_links[index] = (len(self.links), spans)
-                self.links.extend(target for _, _, target in spans)
+        if scan:
+            run_steps(self._scan())
+
+    @classmethod
+    def in_steps(cls, parsed: ParsedPage, colours: dict[str, str], **options) -> Generator[None, None, BodyRows]:
+        """The rows of a long page built a few thousand lines at a time (yielding between)."""
+        rows = cls(parsed, colours, scan=False, **options)
+        yield from rows._scan()
+        return rows
+
+    def _scan(self) -> Generator[None, None, None]:
+        """Visible text, cell widths and links, line by line."""
         note = cell_len(UNTAGGED_NOTE)
-        self.widths = [
-            _cells(shown) if line.number not in self.untagged else (
-                cells + note if (cells := _cells(shown)) >= 0 else cells - note)
-            for line, shown in zip(self.lines, self.shown)
-        ]
+        untagged = self.untagged
+        for start in range(0, len(self.lines), SCAN_LINES):
+            if start:
+                yield
+            lines = self.lines[start : start + SCAN_LINES]
+            shown = [visible(line.text) for line in lines]
+            self.shown.extend(shown)
+            self.widths.extend(
+                _cells(text) if line.number not in untagged else (
+                    cells + note if (cells := _cells(text)) >= 0 else cells - note)
+                for line, text in zip(lines, shown)
+            )
+            for index, (line, text) in enumerate(zip(lines, shown), start):
+                if line.kind in ("code", "fence") or not _MAYBE_LINK_RE.search(text):
+                    continue
+                spans = line_links(text, line.number)
+                if spans:
+                    self.line_links[index] = (len(self.links), spans)
+                    self.links.extend(target for _, _, target in spans)
 
     def __len__(self) -> int:
         return len(self.lines) + (self.cut_row is not None)
