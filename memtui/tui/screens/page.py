@@ -251,8 +251,8 @@ class PageScreen(Screen):
         self.title = one_line(title, 120)
         self.sub_title = one_line(self.path)
         colours = self.colours()
-        self._render_info(info, colours)
         self._render_body(info, colours)
+        self._render_info(info, colours)  # after the body: it says which match is lit up
         if self.deleted or self.parsed is None:
             return
         palette = tuple(colours.items())
@@ -346,6 +346,9 @@ class PageScreen(Screen):
             text.append(f"{glyph} {word}", style=f"bold {colours.get(colour, '')}")
             s_glyph, s_word, s_colour = STATUS_BADGES[status]
             text.append(f"   {s_glyph} {s_word}", style="bold" if status == CURRENT else f"bold {colours.get(s_colour, 'dim')}")
+            if self.matches:
+                at = "" if self.match_index is None else f"{self.match_index + 1} of "
+                text.append(f"   match {at}{len(self.matches)} (n/N)", style="bold")
             text.append(f"   {one_line(self.path)}", style="dim")
             if info.kind:
                 text.append(f"   kind {one_line(info.kind)}")
@@ -354,9 +357,6 @@ class PageScreen(Screen):
             text.append(f"   {info.size:,} bytes")
         if self.raw:
             text.append("   RAW BYTES", style=f"bold reverse {colours.get('warning', '')}")
-        if self.matches:
-            at = "" if self.match_index is None else f"{self.match_index + 1} of "
-            text.append(f"   match {at}{len(self.matches)} (n/N)", style="bold")
         self._update("#page-info", text, lambda: text)
 
     def _update(self, selector: str, key, make) -> None:
