@@ -29,7 +29,14 @@ in a fresh child process, so each field's peak RSS is its own. Measurements:
    10,000 pages) and again with both current (target: 1 s), and keystroke-to-
    repaint while that first launch builds the index.
 
-More measurements are added with ``@measurement``.
+7. a long page (``--long-page``, 50,000 lines) in a fresh process
+   (``bench/page_open.py``): ``open_page`` until its first lines are drawn
+   (target: under 0.5 s) and key-to-repaint for the scrolling keys while it is
+   open (target: p95 under 50 ms).
+
+More measurements are added with ``@measurement``; ``--only NAME`` runs some of them:
+
+    python bench/bench.py --sizes 200 --fields latin --only "long page"
 """
 
 from __future__ import annotations
@@ -66,6 +73,8 @@ TARGETS = {
     "tui_cold_launch_s": ("< 2 s at 10k", lambda v, n: n < 10000 or v < 2),
     "tui_warm_launch_s": ("< 1 s at 10k", lambda v, n: n < 10000 or v < 1),
     "detect_share_pct": ("<= 5% of cold launch", lambda v, n: n < 10000 or v <= 5),
+    "page_open_s": ("< 0.5 s", lambda v, n: v < 0.5),
+    "page_key_p95_ms": ("p95 < 50 ms", lambda v, n: v < 50),
 }
 
 
@@ -81,6 +90,7 @@ class BenchContext:
     queries: int
     results: dict = field(default_factory=dict)
     script: str = "latin"  # the synthetic field's text: "latin" (English) or "cjk"
+    long_page: int = 50_000  # lines of the page the long-page measurement opens
 
 
 Measurement = Callable[[BenchContext], dict]
@@ -288,6 +298,31 @@ def measure_tui(ctx: BenchContext) -> dict:
     }
 
 
+@measurement("long page")
+def measure_long_page(ctx: BenchContext) -> dict:
+    """A page of ``ctx.long_page`` lines put into the field (``synthetic.write_long_page``):
+    seconds from ``open_page`` to its first lines drawn, then key-to-repaint for down, up,
+    pagedown, pageup, end and home while it is open (``bench/page_open.py``, a fresh process)."""
+    from synthetic import write_long_page
+
+    rel = "notes/long-running-log.md"
+    page = write_long_page(ctx.field, rel, ctx.long_page)
+    try:
+        command = [sys.executable, str(HERE / "page_open.py"), str(ctx.field), rel, "--xdg", str(ctx.work / "page-xdg")]
+        done = subprocess.run(command, capture_output=True, text=True, check=True, timeout=600)
+        result = json.loads(done.stdout.strip().splitlines()[-1])
+    finally:
+        page.unlink()
+    keys = [ms for values in result["key_latencies_ms"].values() for ms in values]
+    return {
+        "page_lines": ctx.long_page,
+        "page_open_s": result["open_s"],
+        "page_key_p50_ms": percentile(keys, 0.5),
+        "page_key_p95_ms": percentile(keys, 0.95),
+        "page_key_max_ms": max(keys),
+    }
+
+
 @measurement("dialect detection")
 def measure_detection(ctx: BenchContext) -> dict:
     """What recognising the memory formats adds to opening a field: ``detect`` (which scans)
@@ -312,8 +347,10 @@ def measure_detection(ctx: BenchContext) -> dict:
 
 
 # ---------------------------------------------------------------------- running
-def run_child(size: int, changes: int, queries: int, keep: Path | None, script: str = "latin") -> dict:
-    """Generate the field and run every measurement in this process; return the figures."""
+def run_child(size: int, changes: int, queries: int, keep: Path | None, script: str = "latin",
+              only: list[str] | None = None, long_page: int = 50_000) -> dict:
+    """Generate the field and run every measurement (or those named in ``only``) in this
+    process; return the figures."""
     work = Path(tempfile.mkdtemp(prefix=f"memtui-bench-{size}-{script}-", dir=keep))
     os.environ["XDG_CACHE_HOME"] = str(work / "xdg-cache")
     os.environ["XDG_CONFIG_HOME"] = str(work / "xdg-config")
@@ -323,10 +360,12 @@ def run_child(size: int, changes: int, queries: int, keep: Path | None, script: 
         pages = generate_field(root, size, script=script)
         generated = time.perf_counter() - started
         field_bytes = sum((root / p).stat().st_size for p in pages)
-        ctx = BenchContext(size, root, pages, work, changes, queries, script=script)
+        ctx = BenchContext(size, root, pages, work, changes, queries, script=script, long_page=long_page)
         results: dict = {"pages": len(pages), "field_mb": field_bytes / 1e6, "generate_s": generated,
                          "script": script}
         for name, fn in MEASUREMENTS:
+            if only and name not in only:
+                continue
             ctx.results = results
             try:
                 results.update(fn(ctx))
@@ -371,6 +410,11 @@ ROWS = [
     ("tui_keys_during_build", "  keys sent while the index built", "{:.0f}", ""),
     ("detect_extra_s", "dialect detection, beyond the scan (s)", "{:.3f}", ""),
     ("detect_share_pct", "  share of the TUI cold launch (%)", "{:.1f}", "detect_share_pct"),
+    ("page_lines", "long page: lines", "{:,.0f}", ""),
+    ("page_open_s", "  open to its first lines drawn (s)", "{:.2f}", "page_open_s"),
+    ("page_key_p50_ms", "  scrolling key to repaint p50 (ms)", "{:.1f}", ""),
+    ("page_key_p95_ms", "  scrolling key to repaint p95 (ms)", "{:.1f}", "page_key_p95_ms"),
+    ("page_key_max_ms", "  scrolling key to repaint, slowest (ms)", "{:.1f}", ""),
     ("peak_rss_mb", "peak RSS (MB)", "{:.0f}", ""),
     ("helper_peak_rss_mb", "  peak RSS of a build helper (MB)", "{:.0f}", ""),
 ]
@@ -422,6 +466,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--keep", metavar="DIR", help="generate fields under DIR and keep them")
     parser.add_argument("--fields", nargs="+", choices=["latin", "cjk"], default=["latin", "cjk"],
                         help="which synthetic fields: English (latin) and/or CJK-heavy (cjk); default both")
+    parser.add_argument("--only", nargs="+", metavar="NAME", choices=[name for name, _ in MEASUREMENTS],
+                        help="run only these measurements (e.g. --only 'long page')")
+    parser.add_argument("--long-page", type=int, default=50_000, metavar="LINES",
+                        help="lines of the page the long-page measurement opens (default 50,000)")
     parser.add_argument("--child", type=int, help=argparse.SUPPRESS)
     parser.add_argument("--script", default="latin", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
@@ -432,14 +480,17 @@ def main(argv: list[str] | None = None) -> int:
     if keep:
         keep.mkdir(parents=True, exist_ok=True)
     if args.child:
-        print(json.dumps(run_child(args.child, args.changes, args.queries, keep, args.script)))
+        print(json.dumps(run_child(args.child, args.changes, args.queries, keep, args.script, args.only, args.long_page)))
         return 0
     env = dict(os.environ)
     runs: list[tuple[int, str, dict]] = []
     for size in args.sizes:
         for script in args.fields:
             command = [sys.executable, str(Path(__file__).resolve()), "--child", str(size),
-                       "--changes", str(args.changes), "--queries", str(args.queries), "--script", script]
+                       "--changes", str(args.changes), "--queries", str(args.queries), "--script", script,
+                       "--long-page", str(args.long_page)]
+            if args.only:
+                command += ["--only", *args.only]
             if keep:
                 command += ["--keep", str(keep)]
             print(f"measuring N={size:,} ({script}) ...", file=sys.stderr, flush=True)

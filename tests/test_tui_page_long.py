@@ -156,15 +156,10 @@ async def test_n_and_N_walk_the_search_matches(tmp_path: Path) -> None:
 
 
 async def test_without_matches_n_does_nothing_and_is_not_in_the_footer(tmp_path: Path) -> None:
-    root = tmp_path / "field"
-    write_page(root, "notes/a.md", "# A\n\nSee [[b]] and [[c]].\n")
-    write_page(root, "notes/b.md", "# B\n")
-    app = make_app(root)
+    app = make_app(make_field(tmp_path, body="# A\n\nSee [[b]] and [[c]].\n"))
     async with app.run_test(size=SIZE) as pilot:
         await wait_ready(app, pilot)
-        app.open_page("notes/a.md")
-        await pilot.pause()
-        page = app.screen
+        page = await open_whole(app, pilot, "notes/long.md")
         assert page.check_action("next_match", ()) is False
         assert "Next match" not in screen_text(app) and "Next link" in screen_text(app)
         await pilot.press("n")
