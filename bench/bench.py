@@ -29,7 +29,14 @@ in a fresh child process, so each field's peak RSS is its own. Measurements:
    10,000 pages) and again with both current (target: 1 s), and keystroke-to-
    repaint while that first launch builds the index.
 
-More measurements are added with ``@measurement``.
+7. a long page (``--long-page``, 50,000 lines) in a fresh process
+   (``bench/page_open.py``): ``open_page`` until its first lines are drawn
+   (target: under 0.5 s) and key-to-repaint for the scrolling keys while it is
+   open (target: p95 under 50 ms).
+
+More measurements are added with ``@measurement``; ``--only NAME`` runs some of them:
+
+    python bench/bench.py --sizes 200 --fields latin --only "long page"
 """
 
 from __future__ import annotations
@@ -69,6 +76,8 @@ TARGETS = {
     "claims_warm_s": ("< 1 s at 10k", lambda v, n: n < 10000 or v < 1),
     "storm_key_p95_ms": ("p95 < 100 ms", lambda v, n: v < 100),
     "storm_lag_p95_ms": ("p95 < 500 ms", lambda v, n: v < 500),
+    "page_open_s": ("< 0.5 s", lambda v, n: v < 0.5),
+    "page_key_p95_ms": ("p95 < 50 ms", lambda v, n: v < 50),
 }
 
 
@@ -84,6 +93,7 @@ class BenchContext:
     queries: int
     results: dict = field(default_factory=dict)
     script: str = "latin"  # the synthetic field's text: "latin" (English) or "cjk"
+    long_page: int = 50_000  # lines of the page the long-page measurement opens
 
 
 Measurement = Callable[[BenchContext], dict]
@@ -332,6 +342,31 @@ def measure_storm(ctx: BenchContext) -> dict:
     }
 
 
+@measurement("long page")
+def measure_long_page(ctx: BenchContext) -> dict:
+    """A page of ``ctx.long_page`` lines put into the field (``synthetic.write_long_page``):
+    seconds from ``open_page`` to its first lines drawn, then key-to-repaint for down, up,
+    pagedown, pageup, end and home while it is open (``bench/page_open.py``, a fresh process)."""
+    from synthetic import write_long_page
+
+    rel = "notes/long-running-log.md"
+    page = write_long_page(ctx.field, rel, ctx.long_page)
+    try:
+        command = [sys.executable, str(HERE / "page_open.py"), str(ctx.field), rel, "--xdg", str(ctx.work / "page-xdg")]
+        done = subprocess.run(command, capture_output=True, text=True, check=True, timeout=600)
+        result = json.loads(done.stdout.strip().splitlines()[-1])
+    finally:
+        page.unlink()
+    keys = [ms for values in result["key_latencies_ms"].values() for ms in values]
+    return {
+        "page_lines": ctx.long_page,
+        "page_open_s": result["open_s"],
+        "page_key_p50_ms": percentile(keys, 0.5),
+        "page_key_p95_ms": percentile(keys, 0.95),
+        "page_key_max_ms": max(keys),
+    }
+
+
 @measurement("dialect detection")
 def measure_detection(ctx: BenchContext) -> dict:
     """What recognising the memory formats adds to opening a field: ``detect`` (which scans)
@@ -402,8 +437,9 @@ def measure_claims(ctx: BenchContext) -> dict:
 
 # ---------------------------------------------------------------------- running
 def run_child(size: int, changes: int, queries: int, keep: Path | None, script: str = "latin",
-              only: list[str] | None = None) -> dict:
-    """Generate the field and run every measurement in this process; return the figures."""
+              only: list[str] | None = None, long_page: int = 50_000) -> dict:
+    """Generate the field and run every measurement (or those named in ``only``) in this
+    process; return the figures."""
     work = Path(tempfile.mkdtemp(prefix=f"memtui-bench-{size}-{script}-", dir=keep))
     os.environ["XDG_CACHE_HOME"] = str(work / "xdg-cache")
     os.environ["XDG_CONFIG_HOME"] = str(work / "xdg-config")
@@ -413,7 +449,7 @@ def run_child(size: int, changes: int, queries: int, keep: Path | None, script: 
         pages = generate_field(root, size, script=script)
         generated = time.perf_counter() - started
         field_bytes = sum((root / p).stat().st_size for p in pages)
-        ctx = BenchContext(size, root, pages, work, changes, queries, script=script)
+        ctx = BenchContext(size, root, pages, work, changes, queries, script=script, long_page=long_page)
         results: dict = {"pages": len(pages), "field_mb": field_bytes / 1e6, "generate_s": generated,
                          "script": script}
         for name, fn in MEASUREMENTS:
@@ -475,6 +511,11 @@ ROWS = [
     ("claims_warm_s", "claims, unchanged field, fresh process (s)", "{:.2f}", "claims_warm_s"),
     ("claims_uncited", "  uncited claims listed", "{:,.0f}", ""),
     ("claims_cli_uncited_s", "  memtui claims --uncited, whole process (s)", "{:.2f}", ""),
+    ("page_lines", "long page: lines", "{:,.0f}", ""),
+    ("page_open_s", "  open to its first lines drawn (s)", "{:.2f}", "page_open_s"),
+    ("page_key_p50_ms", "  scrolling key to repaint p50 (ms)", "{:.1f}", ""),
+    ("page_key_p95_ms", "  scrolling key to repaint p95 (ms)", "{:.1f}", "page_key_p95_ms"),
+    ("page_key_max_ms", "  scrolling key to repaint, slowest (ms)", "{:.1f}", ""),
     ("peak_rss_mb", "peak RSS (MB)", "{:.0f}", ""),
     ("helper_peak_rss_mb", "  peak RSS of a build helper (MB)", "{:.0f}", ""),
 ]
@@ -528,6 +569,8 @@ def main(argv: list[str] | None = None) -> int:
                         help="which synthetic fields: English (latin) and/or CJK-heavy (cjk); default both")
     parser.add_argument("--only", nargs="+", metavar="WORD",
                         help="run only the measurements whose name holds one of these words (e.g. claims)")
+    parser.add_argument("--long-page", type=int, default=50_000, metavar="LINES",
+                        help="lines of the page the long-page measurement opens (default 50,000)")
     parser.add_argument("--child", type=int, help=argparse.SUPPRESS)
     parser.add_argument("--script", default="latin", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
@@ -538,14 +581,17 @@ def main(argv: list[str] | None = None) -> int:
     if keep:
         keep.mkdir(parents=True, exist_ok=True)
     if args.child:
-        print(json.dumps(run_child(args.child, args.changes, args.queries, keep, args.script, args.only)))
+        print(json.dumps(run_child(args.child, args.changes, args.queries, keep, args.script, args.only, args.long_page)))
         return 0
     env = dict(os.environ)
     runs: list[tuple[int, str, dict]] = []
     for size in args.sizes:
         for script in args.fields:
             command = [sys.executable, str(Path(__file__).resolve()), "--child", str(size),
-                       "--changes", str(args.changes), "--queries", str(args.queries), "--script", script]
+                       "--changes", str(args.changes), "--queries", str(args.queries), "--script", script,
+                       "--long-page", str(args.long_page)]
+            if args.only:
+                command += ["--only", *args.only]
             if keep:
                 command += ["--keep", str(keep)]
             if args.only:

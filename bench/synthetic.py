@@ -273,3 +273,42 @@ def query_words(seed: int = 11, script: str = "latin") -> list[str]:
         words = [w for w in vocab.sample(rng, k * 3) if w not in common][:k] or [vocab.words[-1]]
         queries.append(" ".join(words))
     return queries
+
+
+def write_long_page(root: Path, rel: str, lines: int, *, seed: int = 5) -> Path:
+    """One page of ``lines`` body lines, as a long-lived agent's log grows: frontmatter, a
+    heading every 40 lines, short tagged claim lines (one in twenty long enough to wrap,
+    some struck through as superseded), wikilinks and ``[cite:N]`` citations. 50,000 lines
+    stay under the 2 MB a page may have to be parsed."""
+    rng = random.Random(seed)
+    vocab = Vocabulary.build(rng)
+    out = [
+        "---",
+        "id: mem_longlog",
+        'title: "A very long running log"',
+        "kind: episodic",
+        "origin: agent",
+        "reviewed: false",
+        "sources:",
+        "  - sessions/2026-01-01-meeting.md#L3",
+        "---",
+    ]
+    while len(out) < lines:
+        number = len(out) + 1
+        if number % 40 == 0:
+            out += ["", f"## Week {number // 40}", ""]
+            continue
+        text = _sentence(rng, vocab, 16, 30) if rng.random() < 0.05 else _sentence(rng, vocab, 2, 6)
+        if rng.random() < 0.05:
+            text += " with [[Decision on api pricing]]"
+        if rng.random() < 0.05:
+            text += " [cite:1]"
+        tag = rng.choices(TAGS, weights=TAG_WEIGHTS)[0]
+        if rng.random() < 0.03:
+            out.append(f"- ~~{text} [{tag}]~~ superseded 2026-02-0{rng.randint(1, 9)}")
+        else:
+            out.append(f"- {text}. [{tag}]")
+    target = root / rel
+    target.parent.mkdir(parents=True, exist_ok=True)
+    target.write_text("\n".join(out[:lines]) + "\n", encoding="utf-8")
+    return target

@@ -50,12 +50,15 @@ async def wait_for_screen(app: MemtuiApp, pilot, screen_type, *, timeout: float 
 
 
 def rendered_text(widget, width: int = 200) -> str:
-    """What a Static shows, as plain text (its Rich content rendered without styles)."""
+    """What a Static shows, as plain text (its Rich content rendered without styles); for the
+    page body, every row (it draws only those in sight)."""
     import io
 
     from rich.console import Console
     from rich.text import Text
 
+    if hasattr(widget, "export_text"):
+        return widget.export_text()
     content = widget.content
     if isinstance(content, str):
         content = Text(content)

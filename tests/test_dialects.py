@@ -129,14 +129,15 @@ def test_a_long_auto_memory_index_says_where_the_agent_stops_reading(tmp_path):
 
 def test_the_page_view_marks_where_claude_code_stops_loading(tmp_path):
     from memtui.field.page import parse_bytes
-    from memtui.tui.widgets.page_body import render_body
+    from memtui.tui.widgets.page_body import BodyRows
 
     root = fx.claude_auto_memory(tmp_path / "cc", index_lines=230)
     data = (root / "memory" / "MEMORY.md").read_bytes()
-    rendered = render_body(parse_bytes("memory/MEMORY.md", data), {}, fact_page=False, agent_view_ends=200)
-    marker = [row.plain for row in rendered.rows if "agent's view ends here" in row.plain]
-    assert marker and "lines 1-200" in marker[0]
-    assert rendered.line_offsets[201] == rendered.line_offsets[200] + 2  # the marker sits between lines 200 and 201
+    rows = BodyRows(parse_bytes("memory/MEMORY.md", data), {}, fact_page=False, agent_view_ends=200)
+    marker = [row for row in range(len(rows)) if "agent's view ends here" in rows.content(row).plain]
+    assert len(marker) == 1 and "lines 1-200" in rows.content(marker[0]).plain
+    assert rows.row_of(201) == rows.row_of(200) + 2 == marker[0] + 1  # the marker sits between lines 200 and 201
+    assert rows.line_of(marker[0]) is None and rows.gutter(marker[0]).plain.strip() == "✂"
 
 
 # --------------------------------------------------------------------------- OpenClaw

@@ -201,10 +201,10 @@ async def test_page_side_panel_folds_under_100_columns(sample_field: Path) -> No
         assert page.has_class("-narrow") and not page.query_one("#page-side").display
         await pilot.press("i")
         await pilot.pause()
-        assert page.query_one("#page-side").display and not page.query_one("#page-body-scroll").display
+        assert page.query_one("#page-side").display and not page.query_one("#page-body").display
         await pilot.press("i")
         await pilot.pause()
-        assert page.query_one("#page-body-scroll").display
+        assert page.query_one("#page-body").display
     app = make_app(sample_field)
     async with app.run_test(size=SIZE) as pilot:
         await wait_ready(app, pilot)

@@ -305,7 +305,7 @@ async def test_editor_opens_at_the_line_being_read_and_finds_and_goes_to_lines(f
         app.open_page("notes/long.md")
         await pilot.pause()
         page = app.screen
-        page.query_one("#page-body-scroll").scroll_to(y=30, animate=False)
+        page.query_one("#page-body").scroll_to(y=30, animate=False)
         await pilot.pause()
         line = page.reading_line()
         assert line == 34  # body line 1 is file line 4

@@ -15,7 +15,11 @@ claim's tag or a link (``[[Link]]`` shown as an example in backticks links nowhe
 from __future__ import annotations
 
 import re
+from collections.abc import Generator
 from dataclasses import dataclass, field
+from typing import TypeVar
+
+T = TypeVar("T")
 
 SOURCE_TAGS = ("stated", "observed", "inferred", "suggested")
 TAG_RE = re.compile(r"\[(stated|observed|inferred|suggested)\]", re.IGNORECASE)
@@ -160,6 +164,18 @@ def _is_claim_text(text: str, section: str) -> bool:
     return _THREE_WORDS_RE.search(content) is not None  # at least three words
 
 
+STEP_LINES = 256  # ``parse_body_steps`` pauses after this many lines
+
+
+def run_steps(steps: Generator[None, None, T]) -> T:
+    """Run a generator of steps to its end; its return value."""
+    while True:
+        try:
+            next(steps)
+        except StopIteration as done:
+            return done.value
+
+
 def parse_body(text: str, first_line: int = 1, *, keep_lines: bool = True) -> Body:
     """Parse body text; ``first_line`` is the file line number of its first line.
 
@@ -169,6 +185,12 @@ def parse_body(text: str, first_line: int = 1, *, keep_lines: bool = True) -> Bo
     ``keep_lines=False`` leaves ``Body.lines`` empty (a page summary does not need
     them); ``Body.claim_lines`` counts claim lines either way.
     """
+    return run_steps(parse_body_steps(text, first_line, keep_lines=keep_lines))
+
+
+def parse_body_steps(text: str, first_line: int = 1, *, keep_lines: bool = True) -> Generator[None, None, Body]:
+    """``parse_body`` a few hundred lines at a time: it yields between them (so a screen can
+    read a long page between keystrokes) and returns the ``Body``."""
     body = Body()
     claim_lines = 0
     counts = dict.fromkeys(SOURCE_TAGS, 0)
@@ -180,6 +202,8 @@ def parse_body(text: str, first_line: int = 1, *, keep_lines: bool = True) -> Bo
         raw_lines.pop()
     lines = body.lines
     for offset, raw in enumerate(raw_lines):
+        if not offset % STEP_LINES and offset:
+            yield
         number = first_line + offset
         line_text = raw[:-1] if raw.endswith("\r") else raw
         head = line_text[:4]
@@ -262,7 +286,9 @@ def parse_body(text: str, first_line: int = 1, *, keep_lines: bool = True) -> Bo
     body.tag_counts = counts
     body.claim_lines = claim_lines
     if body.claims and live_claims:
-        for number, line_text in live_claims:
+        for count, (number, line_text) in enumerate(live_claims, 1):
+            if not count % STEP_LINES:
+                yield
             body.claims.append(parse_claim(_strip_marker(line_text), line=number, struck=False, superseded_on=None))
         body.claims.sort(key=lambda claim: claim.line)
     return body

@@ -14,6 +14,7 @@ from __future__ import annotations
 import errno
 import os
 import re
+from collections.abc import Generator
 from dataclasses import dataclass, field
 from pathlib import PurePosixPath
 from typing import Any
@@ -340,6 +341,11 @@ def parse_bytes(path: str, data: bytes, *, keep_lines: bool = True) -> ParsedPag
     ``keep_lines=False`` skips the per-line records of the body, which only a
     view of the page needs (``summarise`` does not).
     """
+    return body_mod.run_steps(parse_bytes_steps(path, data, keep_lines=keep_lines))
+
+
+def parse_bytes_steps(path: str, data: bytes, *, keep_lines: bool = True) -> Generator[None, None, ParsedPage]:
+    """``parse_bytes`` that yields every few hundred body lines (a long page read between keystrokes)."""
     problems: list[Problem] = []
     text, decode_problem = decode(data)
     if decode_problem:
@@ -351,7 +357,7 @@ def parse_bytes(path: str, data: bytes, *, keep_lines: bool = True) -> ParsedPag
         problems.append(Problem("frontmatter-duplicate-key", line, f"the key {key!r} appears more than once "
                                 "(readers disagree on which value counts; memtui uses the last)"))
     body_text = text[fm.body_offset :]
-    parsed_body = body_mod.parse_body(body_text, fm.body_line, keep_lines=keep_lines)
+    parsed_body = yield from body_mod.parse_body_steps(body_text, fm.body_line, keep_lines=keep_lines)
     return ParsedPage(
         path=path,
         data=data,

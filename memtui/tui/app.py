@@ -600,7 +600,18 @@ class MemtuiApp(App):
 
         self.push_screen(HelpScreen(self.screen))
 
-    def open_page(self, path: str, *, line: int | None = None) -> None:
+    def open_page(
+        self,
+        path: str,
+        *,
+        line: int | None = None,
+        highlight: tuple[int, int] | None = None,
+        matches: list[int] | None = None,
+        terms: list[str] | None = None,
+    ) -> None:
+        """Open a page, scrolled to file ``line``; ``highlight``: file lines (first, last) lit up
+        and scrolled to; ``matches``: file lines that n/N walk, and with ``terms`` (words of a
+        query) the page adds every line holding them."""
         from memtui.tui.screens.page import PageScreen
 
         if self.field is None or path in self.pending_paths:
@@ -609,7 +620,7 @@ class MemtuiApp(App):
         if path not in self.field.pages:
             safe.notify(self, f"no such page: {path}", severity="warning")
             return
-        self.push_screen(PageScreen(path, line=line))
+        self.push_screen(PageScreen(path, line=line, highlight=highlight, matches=matches, terms=terms))
 
     def palette(self) -> dict[str, str]:
         """Colours for Rich styles: the theme's semantic colours plus the source-tag colours.

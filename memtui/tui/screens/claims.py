@@ -256,4 +256,4 @@ class ClaimsScreen(FilterInPlace, Screen):
     def on_page_table_selected(self, event: PageTable.Selected) -> None:
         claim = self.by_key.get(event.key)
         if claim is not None:
-            self.app.open_page(claim.path, line=claim.line)
+            self.app.open_page(claim.path, line=claim.line, highlight=(claim.line, claim.line))

@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
+import gc
+import heapq
 import re
+import time
+from collections import Counter
 from pathlib import Path
 
 from rich.table import Table
@@ -17,7 +21,12 @@ from textual.widgets.option_list import Option
 
 from memtui.field.checks import SEVERITY_ORDER, check_page, check_page_local
 from memtui.field.history import CURRENT
-from memtui.field.page import MAX_PARSE_BYTES, ParsedPage, parse_bytes
+from memtui.field.page import (
+    MAX_PARSE_BYTES,
+    ParsedPage,
+    parse_bytes,
+    parse_bytes_steps,
+)
 from memtui.store.files import FileTooLarge, read_bytes, read_head
 from memtui.textsafety import one_line, plural
 from memtui.tui import safe
@@ -26,12 +35,13 @@ from memtui.tui.model import PENDING, STATUS_BADGES, TRUST_BADGES
 from memtui.tui.widgets.footer import MemtuiFooter
 from memtui.tui.widgets.lists import MarkedOptionList
 from memtui.tui.widgets.page_body import (
-    LINK_META,
+    BodyRows,
     LinkTarget,
-    render_body,
-    render_raw,
+    RawRows,
+    matching_lines,
     tag_legend,
 )
+from memtui.tui.widgets.page_lines import PageLines
 from memtui.tui.widgets.status_bar import StatusBar
 
 KNOWN_KEYS = {
@@ -43,16 +53,11 @@ SEVERITY_GLYPH = {"error": ("✖", "error"), "warning": ("▲", "warning"), "inf
 NARROW = 100  # under this many columns the side panel folds away (i shows it instead of the body)
 LINE_ANCHOR_RE = re.compile(r"#L(\d+)")
 RAW_PREVIEW_BYTES = 64 * 1024  # what an unparsed page shows of itself
-
-
-class PageBodyView(Static):
-    """The rendered body; clicks on links are routed to the screen by index."""
-
-    def on_click(self, event: events.Click) -> None:
-        meta = event.style.meta if event.style else {}
-        if LINK_META in meta:
-            event.stop()
-            self.screen.follow_link(int(meta[LINK_META]))
+SYNC_PARSE_BYTES = 256 * 1024  # a bigger page is parsed in slices (its start at once): about 50 ms of parsing
+PARSE_SLICE = 0.012  # seconds of parsing between two turns of the event loop
+PREFIX_BYTES = 64 * 1024  # the start of a big page, parsed before it opens
+LINKS_LISTED = 100  # the side panel lists this many links; ] and [ reach them all
+FINDINGS_LISTED = 30  # and this many findings (the most severe), then how many more of each rule
 
 
 class PageScreen(Screen):
@@ -62,14 +67,24 @@ class PageScreen(Screen):
         Binding("e", "edit", "Edit"),
         Binding("r", "toggle_raw", "Raw"),
         Binding("h", "history", "History"),
-        Binding("right_square_bracket,n", "next_link", "Next link", key_display="]"),
-        Binding("left_square_bracket,N", "previous_link", "Prev link", key_display="["),
+        Binding("right_square_bracket", "next_link", "Next link", key_display="]"),
+        Binding("left_square_bracket", "previous_link", "Prev link", key_display="["),
+        Binding("n", "next_match", "Next match"),
+        Binding("N", "previous_match", "Prev match", key_display="N"),
         Binding("enter", "follow", "Follow"),
         Binding("j,down", "scroll(1)", "Down", show=False),
         Binding("k,up", "scroll(-1)", "Up", show=False),
     ]
 
-    def __init__(self, path: str, *, line: int | None = None) -> None:
+    def __init__(
+        self,
+        path: str,
+        *,
+        line: int | None = None,
+        highlight: tuple[int, int] | None = None,
+        matches: list[int] | None = None,
+        terms: list[str] | None = None,
+    ) -> None:
         super().__init__()
         self.path = path
         self.jump_line = line
@@ -77,17 +92,25 @@ class PageScreen(Screen):
         self.parsed: ParsedPage | None = None
         self.data: bytes | None = None
         self.deleted = False
+        self.body_rows: BodyRows | None = None  # the parsed body as rows (kept while raw bytes show)
         self.links: list[LinkTarget] = []
         self.selected_link: int | None = None
-        self.line_offsets: dict[int, int] = {}
-        self.rendered = None
+        self.terms = list(terms or [])
+        self.matches: list[int] = sorted(set(matches or []))  # file lines, n/N walk them
+        self.match_index: int | None = None
+        self._target: tuple[int, int] | None = highlight or ((line, line) if line else None)
+        self._highlight = highlight is not None or bool(matches)
+        if self._target is not None and self.matches and self._target[0] in self.matches:
+            self.match_index = self.matches.index(self._target[0])
+        self._body_key: tuple | None = None
+        self._panes: dict[str, object] = {}  # what each side pane shows now (see ``_update``)
+        self._reading = 0  # which reading of the file the rows come from (a late parse of an older one is dropped)
 
     def compose(self) -> ComposeResult:
         yield Header()
         yield Static(id="page-info")
         with Horizontal(id="page-main"):
-            with VerticalScroll(id="page-body-scroll"):
-                yield PageBodyView(id="page-body")
+            yield PageLines(id="page-body")
             with VerticalScroll(id="page-side"):
                 yield Static("Frontmatter", classes="side-title")
                 yield Static(id="page-frontmatter")
@@ -104,6 +127,10 @@ class PageScreen(Screen):
         yield StatusBar()
         yield MemtuiFooter()
 
+    @property
+    def body(self) -> PageLines:
+        return self.query_one("#page-body", PageLines)
+
     def on_resize(self, event: events.Resize) -> None:
         self.set_class(event.size.width < NARROW, "-narrow")
 
@@ -113,18 +140,17 @@ class PageScreen(Screen):
         if self.has_class("-narrow") and self.has_class("-details"):
             self.query_one("#page-side").focus()
         else:
-            self.query_one("#page-body-scroll").focus()
+            self.body.focus()
 
     def on_mount(self) -> None:
         self.set_class(self.app.size.width < NARROW, "-narrow")
         self.app.field_signal.subscribe(self, self._on_field)
         self.load()
-        self.query_one("#page-body-scroll").focus()
-        if self.jump_line:
-            self.call_after_refresh(self.scroll_to_line, self.jump_line)
+        self.body.focus()
 
     # ------------------------------------------------------------------ loading
     def load(self) -> None:
+        """Read the file; parse it again only if its bytes changed (else only the side panel)."""
         field = self.app.field
         abspath = Path(field.root, *self.path.split("/"))
         try:
@@ -138,60 +164,174 @@ class PageScreen(Screen):
             self.deleted = True
             self.render_page()
             return
-        self.deleted = False
-        self.data = result[0]
-        self.parsed = parse_bytes(self.path, self.data)
+        data = result[0]
+        if self.deleted or data != self.data or self.parsed is None:
+            self.deleted = False
+            self.data = data
+            self._read(data)
+        self.render_page()
+
+    def _read(self, data: bytes) -> None:
+        """Parse the page; a big one in a worker thread, its start at once (the first screens)."""
+        self._reading += 1
+        if len(data) <= SYNC_PARSE_BYTES:
+            self.parsed = parse_bytes(self.path, data)
+            return
+        cut = data.rfind(b"\n", 0, PREFIX_BYTES) + 1
+        start = parse_bytes(self.path, data[:cut]) if cut else None
+        if start is not None and start.frontmatter.present and not start.frontmatter.closed:
+            start = None  # the frontmatter runs past the start: wait for the whole page
+        self.parsed = start
+        info = self.app.field.pages.get(self.path)
+        fact_page, view_end = self._body_settings(info)
+        # After the first screen is drawn: a thread parsing meanwhile would slow the drawing down.
+        self.call_after_refresh(self._parse_whole, self._reading, data, self.colours(), fact_page, view_end)
+
+    def _parse_whole(self, reading: int, data: bytes, colours: dict[str, str], fact_page: bool, view_end: int | None) -> None:
+        """Parse the whole page a slice at a time between events (a thread would hold the
+        interpreter lock while keys wait), then show it."""
+
+        def steps():
+            parsed = yield from parse_bytes_steps(self.path, data)
+            rows = yield from BodyRows.in_steps(parsed, colours, fact_page=fact_page, agent_view_ends=view_end)
+            return parsed, rows
+
+        work = steps()
+        # Hundreds of thousands of new objects, none of them garbage: a cycle collection
+        # meanwhile would stop a keystroke for 100 ms or more (as the index build does).
+        collecting = gc.isenabled()
+        gc.disable()
+
+        def step() -> None:
+            try:
+                if reading != self._reading or not self.is_attached:
+                    raise StopIteration
+                deadline = time.perf_counter() + PARSE_SLICE
+                while time.perf_counter() < deadline:
+                    next(work)
+            except StopIteration as done:
+                if collecting:
+                    gc.enable()
+                if done.value is not None and reading == self._reading and self.is_attached:
+                    self._parsed_whole(reading, *done.value)
+                return
+            self.set_timer(0.001, step)
+
+        step()
+
+    def _parsed_whole(self, reading: int, parsed: ParsedPage, rows: BodyRows) -> None:
+        if reading != self._reading or not self.is_attached:
+            return
+        self.parsed = parsed
+        self.body_rows = rows
         self.render_page()
 
     def _on_field(self, event: FieldEvent) -> None:
         if event.kind == "changed" and (self.path in event.paths or self.path in event.removed):
-            scroll = self.query_one("#page-body-scroll", VerticalScroll)
-            y = scroll.scroll_y
             self.load()
-            self.call_after_refresh(lambda: scroll.scroll_to(y=y, animate=False))
         elif event.kind in ("analysed", "theme"):
             self.render_page()
 
     def colours(self) -> dict[str, str]:
         return self.app.palette()
 
+    @staticmethod
+    def _body_settings(info) -> tuple[bool, int | None]:
+        """What the body's look depends on besides its bytes: a fact page marks untagged
+        claims; a memory index shows where the agent's view of it ends."""
+        view = info.norm.get("agent_view") if info is not None else None
+        return bool(info and info.is_fact_page), view.get("ends_at") if isinstance(view, dict) else None
+
     # ------------------------------------------------------------------ rendering
     def render_page(self) -> None:
+        """The title, the info line, the side panel; the body only when what it shows changed."""
         field = self.app.field
         info = field.pages.get(self.path) if field else None
         title = info.title if info else self.path
         self.title = one_line(title, 120)
         self.sub_title = one_line(self.path)
         colours = self.colours()
-        self._render_info(info, colours)
-        body = self.query_one("#page-body", PageBodyView)
+        self._render_body(info, colours)
+        self._render_info(info, colours)  # after the body: it says which match is lit up
         if self.deleted or self.parsed is None:
-            body.update(Text(f"✖ {one_line(self.path)} was deleted on disk.", style=f"bold {colours.get('error', '')}"))
-            self.links = []
             return
-        if self.raw:
-            body.update(render_raw(self.data or b""))
-        elif info is not None and not info.parsed:
-            body.update(Text.assemble(("not parsed: ", "bold"), one_line(info.problems[0][2] if info.problems else ""), "\n\n", render_raw(self.data or b"", limit=RAW_PREVIEW_BYTES)))
-        else:
-            view = info.norm.get("agent_view") if info is not None else None
-            rendered = render_body(
-                self.parsed,
-                colours,
-                fact_page=bool(info and info.is_fact_page),
-                selected_link=self.selected_link,
-                agent_view_ends=view.get("ends_at") if isinstance(view, dict) else None,
-            )
-            self.links = rendered.links
-            self.line_offsets = rendered.line_offsets
-            self.rendered = rendered
-            body.update(rendered.text)
-        self._render_frontmatter(colours)
-        self.query_one("#page-tags", Static).update(tag_legend(colours, self.parsed.body.tag_counts))
+        palette = tuple(colours.items())
+        fm = self.parsed.frontmatter
+        self._update("#page-frontmatter", (fm.raw, fm.error, fm.error_line, palette), lambda: self._frontmatter(colours))
+        counts = self.parsed.body.tag_counts
+        self._update("#page-tags", (tuple(counts.items()), palette), lambda: tag_legend(colours, counts))
         self._render_findings(colours)
         self._render_links()
         self._render_backlinks()
         self._render_history(colours)
+
+    def _render_body(self, info, colours) -> None:
+        body = self.body
+        fact_page, view_end = self._body_settings(info)
+        unparsed = info is not None and not info.parsed
+        key = (self.deleted, self.raw, unparsed, id(self.parsed), id(self.data), fact_page, view_end)
+        keep_place = self._body_key is not None and not self.deleted
+        if key == self._body_key:
+            rows = body.rows
+            if getattr(rows, "colours", colours) != colours:  # a new theme: the same rows in its colours
+                rows.colours = colours
+                body.restyle()
+            return
+        self._body_key = key
+        if self.deleted:
+            self.links = []
+            rows = RawRows(header=[Text(f"✖ {one_line(self.path)} was deleted on disk.", style=f"bold {colours.get('error', '')}")])
+        elif self.parsed is None:
+            rows = RawRows(header=[Text(f"reading {len(self.data or b''):,} bytes …", style="dim")])
+        else:
+            body_rows = self.body_rows
+            if body_rows is None or body_rows.source is not self.parsed or (body_rows.fact_page, body_rows.agent_view_ends) != (fact_page, view_end):
+                body_rows = BodyRows(self.parsed, colours, fact_page=fact_page, agent_view_ends=view_end,
+                                     complete=len(self.parsed.data) == len(self.data or b""))
+            self.body_rows = body_rows
+            self.links = body_rows.links
+            if self.selected_link is not None and self.selected_link >= len(self.links):
+                self.selected_link = None
+            if self.raw:
+                rows = RawRows(self.data or b"")
+            elif unparsed:
+                problem = one_line(info.problems[0][2] if info.problems else "")
+                rows = RawRows(self.data or b"", limit=RAW_PREVIEW_BYTES,
+                               header=[Text.assemble(("not parsed: ", "bold"), problem), Text("")])
+            else:
+                rows = body_rows
+        body.selected_link = self.selected_link
+        body.show(rows, keep_place=keep_place)
+        self._place()
+
+    def _place(self) -> None:
+        """Scroll to (and light up) the lines asked for, once the rows hold them."""
+        if self._target is None or self.raw or self.body_rows is None or self.body.rows is not self.body_rows:
+            return
+        first, last = self._target
+        rows = self.body_rows
+        if not rows.complete and rows.lines and first > rows.lines[-1].number:
+            return  # beyond what is read yet: when the whole page is
+        if rows.complete:
+            self._target = None
+            if self.terms:
+                self.matches = sorted(set(self.matches) | set(matching_lines(rows.lines, self.terms)))
+                if self.match_index is not None or self.matches:
+                    self.match_index = self.matches.index(first) if first in self.matches else None
+                self.refresh_bindings()
+        if self._highlight:
+            self.show_lines(first, last)
+        else:
+            self.scroll_to_line(first)
+
+    def show_lines(self, first: int, last: int | None = None) -> None:
+        """Light up file lines ``first`` to ``last`` and bring them into view near the top."""
+        last = first if last is None else last
+        rows = self.body.rows
+        top, bottom = rows.row_of(first), rows.row_of(last)
+        self.body.highlight_rows(top, bottom)
+        if not (self.body.row_visible(top) and self.body.row_visible(bottom)):
+            self.body.scroll_to_row(top, if_hidden=False)
 
     def _render_info(self, info, colours) -> None:
         text = Text()
@@ -206,6 +346,9 @@ class PageScreen(Screen):
             text.append(f"{glyph} {word}", style=f"bold {colours.get(colour, '')}")
             s_glyph, s_word, s_colour = STATUS_BADGES[status]
             text.append(f"   {s_glyph} {s_word}", style="bold" if status == CURRENT else f"bold {colours.get(s_colour, 'dim')}")
+            if self.matches:
+                at = "" if self.match_index is None else f"{self.match_index + 1} of "
+                text.append(f"   match {at}{len(self.matches)} (n/N)", style="bold")
             text.append(f"   {one_line(self.path)}", style="dim")
             if info.kind:
                 text.append(f"   kind {one_line(info.kind)}")
@@ -214,19 +357,24 @@ class PageScreen(Screen):
             text.append(f"   {info.size:,} bytes")
         if self.raw:
             text.append("   RAW BYTES", style=f"bold reverse {colours.get('warning', '')}")
-        self.query_one("#page-info", Static).update(text)
+        self._update("#page-info", text, lambda: text)
 
-    def _render_frontmatter(self, colours) -> None:
-        fm = self.parsed.frontmatter
-        widget = self.query_one("#page-frontmatter", Static)
-        if not fm.present:
-            widget.update(Text("no frontmatter", style="dim"))
+    def _update(self, selector: str, key, make) -> None:
+        """Update a pane only when what it shows changed: an update lays the screen out again,
+        and the analysis of any page in the field comes here."""
+        if self._panes.get(selector) == key:
             return
+        self._panes[selector] = key
+        self.query_one(selector, Static).update(make())
+
+    def _frontmatter(self, colours):
+        fm = self.parsed.frontmatter
+        if not fm.present:
+            return Text("no frontmatter", style="dim")
         if fm.error:
             text = Text(f"✖ line {fm.error_line}: {one_line(fm.error)}\n", style=colours.get("error", ""))
             text.append(safe.block(fm.raw))
-            widget.update(text)
-            return
+            return text
         table = Table.grid(padding=(0, 1))
         table.add_column(style="bold", no_wrap=True)
         table.add_column(overflow="fold")
@@ -235,7 +383,7 @@ class PageScreen(Screen):
             if key not in KNOWN_KEYS:
                 label.append(" ?", style="dim")
             table.add_row(label, _value_text(value))
-        widget.update(table)
+        return table
 
     def _findings(self):
         analysis = self.app.analysis
@@ -251,24 +399,38 @@ class PageScreen(Screen):
         return check_page(field, self.path)
 
     def _render_findings(self, colours) -> None:
-        findings = sorted(self._findings(), key=lambda f: (SEVERITY_ORDER[f.severity], f.line or 0))
+        found = self._findings()
+        findings = heapq.nsmallest(FINDINGS_LISTED, found, key=lambda f: (SEVERITY_ORDER[f.severity], f.line or 0))
         if not findings:
-            self.query_one("#page-findings", Static).update(Text("✓ none", style=colours.get("success", "")))
+            text = Text("✓ none", style=colours.get("success", ""))
+            self._update("#page-findings", text, lambda: text)
             return
         text = Text()
-        for finding in findings:
+        for finding in findings[:FINDINGS_LISTED]:
             glyph, colour = SEVERITY_GLYPH[finding.severity]
             text.append(f"{glyph} {finding.severity} ", style=f"bold {colours.get(colour, '')}")
             text.append(finding.rule, style="bold")
             if finding.line:
                 text.append(f" L{finding.line}", style="dim")
             text.append(f"\n  {one_line(finding.message)}\n")
+        if len(found) > FINDINGS_LISTED:
+            rest = Counter(finding.rule for finding in found) - Counter(f.rule for f in findings[:FINDINGS_LISTED])
+            counts = ", ".join(f"{rule} {count:,}" for rule, count in rest.most_common())
+            text.append(f"… {len(found) - FINDINGS_LISTED:,} more: {one_line(counts, 300)}", style="dim")
         text.rstrip()
-        self.query_one("#page-findings", Static).update(text)
+        self._update("#page-findings", text, lambda: text)
+
+    def _field_key(self) -> tuple:
+        field = self.app.model_field()
+        return id(field), getattr(field, "generation", None)
 
     def _render_links(self) -> None:
+        key = (id(self.links), len(self.links), self._field_key())
+        if self._panes.get("#page-links") == key:
+            return
+        self._panes["#page-links"] = key
         options = []
-        for index, link in enumerate(self.links):
+        for index, link in enumerate(self.links[:LINKS_LISTED]):
             label = Text(f"L{link.line} ", style="dim")
             if link.kind == "wiki":
                 hit = self.app.model_field().resolve(link.target, near=self.path)
@@ -281,33 +443,39 @@ class PageScreen(Screen):
                 label.append(f"{one_line(link.label, 20)} → ")
                 label.append(one_line(link.target, 60), style="underline")
             options.append(Option(label, id=f"link-{index}"))
+        if len(self.links) > LINKS_LISTED:
+            more = f"… {len(self.links) - LINKS_LISTED:,} more: ] and [ reach them in the page"
+            options.append(Option(Text(more, style="dim"), disabled=True))
         widget = self.query_one("#page-links", OptionList)
         widget.clear_options()
         widget.add_options(options or [Option(Text("none", style="dim"), disabled=True)])
 
     def _render_backlinks(self) -> None:
+        backlinks = self.app.model_field().backlinks(self.path) if self.app.field else []
+        sources = list(dict.fromkeys(source for source, _line in backlinks))
+        key = (tuple(sources), self._field_key())
+        if self._panes.get("#page-backlinks") == key:
+            return
+        self._panes["#page-backlinks"] = key
         widget = self.query_one("#page-backlinks", OptionList)
         widget.clear_options()
-        backlinks = self.app.model_field().backlinks(self.path) if self.app.field else []
-        if not backlinks:
+        self._backlink_paths = sources
+        if not sources:
             widget.add_options([Option(Text("none", style="dim"), disabled=True)])
             return
-        seen = set()
-        for source, _line in backlinks:
-            if source in seen:
-                continue
-            seen.add(source)
+        options = []
+        for index, source in enumerate(sources):
             info = self.app.field.pages.get(source)
             label = Text(one_line(info.title if info else source, 40))
             label.append(f"  {one_line(source)}", style="dim")
-            widget.add_option(Option(label, id=f"back-{len(seen) - 1}"))
-        self._backlink_paths = list(seen)
+            options.append(Option(label, id=f"back-{index}"))
+        widget.add_options(options)
 
     def _render_history(self, colours) -> None:
         field = self.app.model_field()
         text = Text()
         if field is None or self.path not in field.pages:
-            self.query_one("#page-history", Static).update(text)
+            self._update("#page-history", text, lambda: text)
             return
         history = field.history
         version = history.page_version(self.path)
@@ -316,11 +484,11 @@ class PageScreen(Screen):
             text.append(f"\nreplaces: {one_line(', '.join(version.supersedes))}")
         if version.superseded_by:
             text.append(f"\nreplaced by: {one_line(', '.join(version.superseded_by))}")
-        inline = history.inline_chains(self.path)
+        inline = len(field.pages[self.path].inline_chains)  # one chain per group: counted, not built
         if inline:
-            text.append(f"\n{plural(len(inline), 'inline history chain')}", style=colours.get("primary", ""))
+            text.append(f"\n{plural(inline, 'inline history chain')}", style=colours.get("primary", ""))
         text.append("\npress h for the timeline", style="dim")
-        self.query_one("#page-history", Static).update(text)
+        self._update("#page-history", text, lambda: text)
 
     # ------------------------------------------------------------------ links
     def _citation_source(self, link: LinkTarget) -> str | None:
@@ -393,7 +561,7 @@ class PageScreen(Screen):
         if not self.links:
             return
         self.selected_link = index % len(self.links)
-        self.render_page()
+        self.body.select_link(self.selected_link)
         self.scroll_to_line(self.links[self.selected_link].line)
 
     def action_next_link(self) -> None:
@@ -403,15 +571,34 @@ class PageScreen(Screen):
         self._select_link(-1 if self.selected_link is None else self.selected_link - 1)
 
     def scroll_to_line(self, line: int) -> None:
-        row = self.line_offsets.get(line)
-        if row is None:
-            candidates = [n for n in self.line_offsets if n >= line]
-            row = self.line_offsets[min(candidates)] if candidates else 0
-        scroll = self.query_one("#page-body-scroll", VerticalScroll)
-        body = self.query_one("#page-body", PageBodyView)
-        y = row if self.rendered is None or self.raw else self.rendered.y_of_row(row, body.size.width, self.app.console)
-        if not (scroll.scroll_y <= y < scroll.scroll_y + scroll.size.height - 1):
-            scroll.scroll_to(y=max(0, y - 2), animate=False)
+        """Bring file line ``line`` into view (two lines under the top) if it is not."""
+        self.body.scroll_to_row(self.body.rows.row_of(line))
+
+    # ------------------------------------------------------------------ search matches
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        if action in ("next_match", "previous_match"):
+            return bool(self.matches)  # shown in the footer only when the page was opened from a search
+        return True
+
+    def _select_match(self, step: int) -> None:
+        if not self.matches:
+            return
+        if self.match_index is None:
+            # From where the reader is: the first match below (or above) the top line.
+            here = self.body.reading_line() or 0
+            after = [i for i, line in enumerate(self.matches) if (line > here if step > 0 else line < here)]
+            index = (after[0] if step > 0 else after[-1]) if after else (0 if step > 0 else -1)
+        else:
+            index = self.match_index + step
+        self.match_index = index % len(self.matches)
+        self.show_lines(self.matches[self.match_index])
+        self._render_info(self.app.field.pages.get(self.path), self.colours())
+
+    def action_next_match(self) -> None:
+        self._select_match(1)
+
+    def action_previous_match(self) -> None:
+        self._select_match(-1)
 
     # ------------------------------------------------------------------ actions
     def action_back(self) -> None:
@@ -431,20 +618,12 @@ class PageScreen(Screen):
         """The file line the reader is on: the selected link's, else the top line in view."""
         if self.selected_link is not None and 0 <= self.selected_link < len(self.links):
             return self.links[self.selected_link].line
-        y = int(self.query_one("#page-body-scroll", VerticalScroll).scroll_y)
-        if y == 0:
+        if round(self.body.scroll_y) == 0:
             return None  # at the top: the editor starts at the top too (frontmatter in view)
-        if self.raw:
-            return y + 1
-        if self.rendered is None or not self.line_offsets:
-            return None
-        body = self.query_one("#page-body", PageBodyView)
-        row = self.rendered.row_at_y(y, body.size.width, self.app.console)
-        return next((line for line, index in self.line_offsets.items() if index == row), None)
+        return self.body.reading_line()
 
     def action_scroll(self, delta: int) -> None:
-        scroll = self.query_one("#page-body-scroll", VerticalScroll)
-        scroll.scroll_to(y=scroll.scroll_y + delta, animate=False)
+        self.body.scroll_to(y=self.body.scroll_y + delta, animate=False)
 
 
 def _value_text(value) -> Text:

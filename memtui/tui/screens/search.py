@@ -9,6 +9,7 @@ do not flash while you type; the last good results stay meanwhile.
 
 from __future__ import annotations
 
+import re
 import time
 
 from rich.text import Text
@@ -35,6 +36,22 @@ HELP = (
 TRUST_BADGE = {"quarantined": ("⛔", "quarantined", "error"), "unreviewed": ("◌", "unreviewed", "warning")}
 DEBOUNCE = 0.12
 ERROR_DELAY = 0.8  # seconds a query must stay unchanged before its parse error is shown
+
+
+_QUERY_TOKEN_RE = re.compile(r'"([^"]*)"?|(\S+)')
+_FILTER_RE = re.compile(r"^[\w-]+:")
+
+
+def query_words(query: str) -> list[str]:
+    """The plain words and phrases of a query, case-folded (no operators, filters or #tags):
+    what a page opened from a result looks for with n/N."""
+    words = []
+    for phrase, word in _QUERY_TOKEN_RE.findall(query):
+        if phrase:
+            words.append(phrase.strip().casefold())
+        elif word not in ("AND", "OR", "NOT") and not _FILTER_RE.match(word) and not word.startswith("#"):
+            words.append(word.strip("()+-*?").casefold())
+    return list(dict.fromkeys(word for word in words if word))
 
 
 def hit_prompt(hit, colours: dict[str, str]) -> Text:
@@ -221,8 +238,16 @@ class SearchScreen(Screen):
             self._show_state(message)
 
     def _open_hit(self, hit) -> None:
-        """The page, scrolled to the line the snippet came from."""
-        self.app.open_page(hit.path, line=hit.line)
+        """The page, scrolled to the line the snippet came from, lit up; n/N walk the lines
+        holding the query's words."""
+        line = hit.line
+        self.app.open_page(
+            hit.path,
+            line=line,
+            highlight=(line, line) if line else None,
+            matches=[line] if line else None,
+            terms=query_words(self._last_query),
+        )
 
     def on_option_list_option_selected(self, event: OptionList.OptionSelected) -> None:
         option_id = event.option.id or ""
