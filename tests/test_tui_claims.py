@@ -134,7 +134,7 @@ async def test_words_filter_and_enter_opens_the_page_at_the_claim(sample_field: 
         await pilot.press("enter")
         assert await wait_for_screen(app, pilot, PageScreen)
         page = app.screen
-        assert page.path == path and page.jump_line == line
+        assert page.path == path and page.jump_line == line and page._highlight  # opened lit up
 
 
 async def test_hostile_claim_text_is_shown_inert(sample_field: Path) -> None:
