@@ -406,10 +406,10 @@ class ProposalsScreen(FilterInPlace, Screen):
             self.notify("highlight a proposal first", severity="warning")
             return None
         if review is None or review.proposal.id != highlighted:
-            self.notify(f"{highlighted} is still loading; try again in a moment", severity="warning")
+            safe.notify(self.app, f"{highlighted} is still loading; try again in a moment", severity="warning")
             return None
         if pending and not review.entry.pending:
-            self.notify(f"{highlighted} is already {review.entry.state} (z undoes that)", severity="warning")
+            safe.notify(self.app, f"{highlighted} is already {review.entry.state} (z undoes that)", severity="warning")
             return None
         return review
 
@@ -544,7 +544,7 @@ class ProposalsScreen(FilterInPlace, Screen):
         if entry is not None and not entry.pending and (self.show_decided or highlighted in self._decided_here):
             decision = undo_mod.latest(root, kind=undo_mod.PROPOSALS, target=highlighted)
             if decision is None:
-                self.notify(f"{highlighted} was {entry.state}: that cannot be undone (revert an approval with u)", severity="warning")
+                safe.notify(self.app, f"{highlighted} was {entry.state}: that cannot be undone (revert an approval with u)", severity="warning")
                 return
         else:
             decision = undo_mod.latest(root, kind=undo_mod.PROPOSALS)
