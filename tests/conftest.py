@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import asyncio
+import inspect
 import os
 import shutil
 from pathlib import Path
@@ -42,3 +44,32 @@ def sample_field(tmp_path: Path) -> Path:
     shutil.copytree(SAMPLE_FIELD, target, symlinks=True, ignore=shutil.ignore_patterns(".memtui"))
     return target
 
+
+
+@pytest.fixture
+async def _eager_tasks():
+    """Run an async test's tasks the way ``App.run`` does on Python 3.12+: started eagerly.
+
+    Textual's ``run_test`` keeps the loop's default task factory, while a real launch sets
+    ``asyncio.eager_task_factory``, which changes the order in which widgets mount (memtui
+    did not start at all on 3.12+ while every Pilot test passed). Each async test gets the
+    real order.
+    """
+    factory = getattr(asyncio, "eager_task_factory", None)
+    if factory is None:
+        yield
+        return
+    loop = asyncio.get_running_loop()
+    previous = loop.get_task_factory()
+    loop.set_task_factory(factory)
+    try:
+        yield
+    finally:
+        loop.set_task_factory(previous)
+
+
+def pytest_collection_modifyitems(config, items):
+    for item in items:
+        function = getattr(item, "function", None)
+        if function is not None and inspect.iscoroutinefunction(function):
+            item.fixturenames.append("_eager_tasks")

@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from textual import work
-from textual.app import App
+from textual.app import App, ScreenStackError
 from textual.binding import Binding
 from textual.signal import Signal
 from textual.worker import get_current_worker
@@ -164,6 +164,20 @@ class MemtuiApp(App):
         self.load_field()
         if not self.is_headless:
             self._catch_hangup()
+
+    def clear_selection(self) -> None:
+        """Clear text selection on the active screen, also before the first screen is on its stack.
+
+        On Python 3.12+ ``App.run`` starts tasks eagerly, so the browse screen's filter box
+        (an ``Input``) is mounted before its mode's stack holds the screen, and Textual's
+        own ``clear_selection`` raises ``ScreenStackError`` there: memtui did not start at
+        all (Textual issue #6444; ``run_test`` does not start tasks eagerly, so only a real
+        launch showed it). Nothing is selected yet at that moment.
+        """
+        try:
+            super().clear_selection()
+        except ScreenStackError:
+            pass
 
     def _catch_hangup(self) -> None:
         """Closing the terminal window (SIGHUP) keeps unsaved edits under .memtui/unsaved/ first."""
