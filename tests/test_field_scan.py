@@ -333,6 +333,14 @@ def test_resolve_source_ignores_urls_and_strips_anchors_and_revisions(linked):
     assert linked.resolve_source("#L3") is None
 
 
+def test_a_backslash_is_a_folder_separator_or_part_of_a_file_name(tmp_path):
+    root = make_field(tmp_path / "field", {"notes/plain.md": "# Plain\n", "notes/a\\b.md": "# A backslash in its name\n"})
+    field = Field.load(root, use_cache=False)
+    assert field.resolve("notes\\plain.md").path == "notes/plain.md"  # written on Windows
+    assert field.resolve("notes/a\\b.md").path == "notes/a\\b.md"  # the name as it is
+    assert field.resolve_source("notes/a\\b.md#L1").path == "notes/a\\b.md"
+
+
 def test_wikilinks_of_every_form_resolve_in_the_checks(tmp_path):
     root = make_field(
         tmp_path / "f",

@@ -635,7 +635,11 @@ class Field:
         return paths[0]
 
     def _path_candidates(self, target: str, near: str | None) -> Iterable[str]:
-        target = target.replace("\\", "/")
+        # A backslash is a Windows folder separator, or (rarely) part of a POSIX file name.
+        for form in (target, target.replace("\\", "/")) if "\\" in target else (target,):
+            yield from self._path_forms(form, near)
+
+    def _path_forms(self, target: str, near: str | None) -> Iterable[str]:
         if target.startswith("./"):
             target = target[2:]
         if near and "/" in near:
