@@ -456,10 +456,12 @@ def run_child(size: int, changes: int, queries: int, keep: Path | None, script: 
             if only and not any(word.lower() in name.lower() for word in only):
                 continue
             ctx.results = results
+            began = time.perf_counter()
             try:
                 results.update(fn(ctx))
             except Exception as exc:  # noqa: BLE001 - report it, keep measuring
                 results[f"error: {name}"] = f"{type(exc).__name__}: {exc}"
+            results.setdefault("measure_s", {})[name] = time.perf_counter() - began
         if "build_s" in results and "fts5_build_s" in results:
             results["build_ratio"] = results["build_s"] / results["fts5_build_s"]
         results["peak_rss_mb"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024

@@ -42,6 +42,8 @@ NAME = PAYLOAD.replace("/", "")  # a file name holds anything but "/"
 PAGE = f"notes/evil{NAME}.md"
 FOLDER_PAGE = f"evil{NAME}dir/inside.md"
 QUARANTINED = f"quarantine/q{NAME}.md"
+TRANSCRIPT = f"sessions/t{NAME}.md"
+CITING = f"notes/cites{NAME}.md"
 PROPOSAL = "2026-12-01-evil-01"
 STALE = "2026-12-01-evil-02"
 
@@ -79,6 +81,10 @@ def hostile_field(sample_field: Path, monkeypatch) -> Path:
     write_page(sample_field, f"notes/old{NAME}.md", frontmatter("Older") + BODY)
     write_page(sample_field, QUARANTINED,
                frontmatter("Quarantined", taint="external", reviewed="false", move_to=f'"notes{YAML_PAYLOAD}"') + BODY)
+    write_page(sample_field, TRANSCRIPT, f"# Transcript {PAYLOAD}\n\n- said {PAYLOAD}\n- and {PAYLOAD}\n")
+    yaml_name = YAML_PAYLOAD.replace("/", "")
+    write_page(sample_field, CITING, f'---\ntitle: "Cites{YAML_PAYLOAD}"\nsources: ["sessions/t{yaml_name}.md#L3-L4"]\n---\n'
+               f"- A claim {PAYLOAD} [cite:1] [stated]\n")
     old = (sample_field / PAGE).read_bytes()
     staging_proposal(
         sample_field, PROPOSAL, job=f"dedupe{PAYLOAD}", rationale=f"Because {PAYLOAD}",
@@ -163,6 +169,24 @@ async def test_every_screen_shows_hostile_names_ids_and_paths_as_inert_text(host
             await settle(app, pilot)
             await pilot.press("escape")
             await settle(app, pilot)
+
+        # A citation of a transcript with a hostile name: the claim beside its evidence.
+        from memtui.tui.screens.provenance import ProvenanceScreen
+
+        assert TRANSCRIPT in app.field.pages
+        app.open_page(CITING)
+        await settle(app, pilot, PageScreen)
+        app.screen.follow_link(next(i for i, link in enumerate(app.screen.links) if link.kind == "cite"))
+        await settle(app, pilot, ProvenanceScreen)
+        assert isinstance(app.screen, ProvenanceScreen) and app.screen.path == TRANSCRIPT
+        assert_inert(app, "a claim beside its evidence")
+        await pilot.press("i")
+        await settle(app, pilot)
+        assert_inert(app, "a claim beside its evidence, with the side panel")
+        await pilot.press("escape")
+        await settle(app, pilot)
+        await pilot.press("escape")
+        await settle(app, pilot)
 
         # A link with an escape sequence in its URL: the confirmation shows it inert.
         app.open_page(PAGE)

@@ -84,6 +84,22 @@ def test_page_view(snap_compare, snap_field, theme):
 
 
 @pytest.mark.parametrize("theme", THEMES)
+def test_provenance_side_by_side(snap_compare, snap_field, theme):
+    """A claim's [cite:1] followed: the cited transcript lines beside the claim, both lit up."""
+
+    async def run_before(pilot):
+        await settle(pilot)
+        pilot.app.open_page("decisions/api-rest.md")
+        await pilot.pause()
+        page = pilot.app.screen
+        page.follow_link(next(i for i, link in enumerate(page.links) if link.kind == "cite"))
+        await pilot.pause()
+        await pilot.pause()
+
+    assert snap_compare(make(snap_field, theme), terminal_size=SIZE, run_before=run_before)
+
+
+@pytest.mark.parametrize("theme", THEMES)
 def test_page_view_hostile_raw(snap_compare, snap_field, theme):
     async def run_before(pilot):
         await settle(pilot)

@@ -109,6 +109,25 @@ def clean_ref(value: str) -> str:
     return text.split("|", 1)[0].strip().rstrip("\\").strip()
 
 
+_LINE_ANCHOR_RE = re.compile(r"#L(\d{1,9})(?:\s*[-–:]\s*L?(\d{1,9}))?(?![\w])")
+
+
+def line_anchor(ref: str) -> tuple[int, int] | None:
+    """The file lines a reference points at: ``x.md#L13-L18`` -> (13, 18), ``#L7`` -> (7, 7).
+
+    GitHub's form (``#L13-L18``), also ``#L13-18``; a range written backwards is put in
+    order. None when the reference names no line.
+    """
+    match = _LINE_ANCHOR_RE.search(ref)
+    if match is None:
+        return None
+    first = int(match.group(1))
+    last = int(match.group(2)) if match.group(2) else first
+    if first < 1:
+        return None
+    return (first, last) if first <= last else (last, first)
+
+
 def _as_list(value: Any) -> list[str]:
     if value is None or value == "":
         return []

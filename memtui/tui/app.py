@@ -628,13 +628,28 @@ class MemtuiApp(App):
         query) the page adds every line holding them."""
         from memtui.tui.screens.page import PageScreen
 
+        if self._can_open(path):
+            self.push_screen(PageScreen(path, line=line, highlight=highlight, matches=matches, terms=terms))
+
+    def open_provenance(self, path: str, *, lines: tuple[int, int] | None, claim_path: str, claim_line: int,
+                        claim_rows=None, label: str = "") -> None:
+        """Open the page ``path`` that a claim cites beside the claim: ``lines`` (the cited
+        file lines) lit up on the right, the claim's line on the left (``claim_rows``: the
+        claim's page as the page view laid it out; else it is read)."""
+        from memtui.tui.screens.provenance import ProvenanceScreen
+
+        if self._can_open(path):
+            self.push_screen(ProvenanceScreen(path, lines=lines, claim_path=claim_path, claim_line=claim_line,
+                                              claim_rows=claim_rows, label=label))
+
+    def _can_open(self, path: str) -> bool:
         if self.field is None or path in self.pending_paths:
             safe.notify(self, f"{path} is still being read; try again in a moment", timeout=3)
-            return
+            return False
         if path not in self.field.pages:
             safe.notify(self, f"no such page: {path}", severity="warning")
-            return
-        self.push_screen(PageScreen(path, line=line, highlight=highlight, matches=matches, terms=terms))
+            return False
+        return True
 
     def palette(self) -> dict[str, str]:
         """Colours for Rich styles: the theme's semantic colours plus the source-tag colours.

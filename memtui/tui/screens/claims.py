@@ -28,7 +28,9 @@ from textual.widgets import Header, Static, Tab, Tabs
 
 from memtui.field.body import SOURCE_TAGS
 from memtui.field.claims import Claim, field_claims
+from memtui.field.page import line_anchor
 from memtui.textsafety import one_line
+from memtui.tui import safe
 from memtui.tui.events import FieldEvent
 from memtui.tui.themes import TAG_FALLBACK
 from memtui.tui.widgets.footer import MemtuiFooter
@@ -103,6 +105,7 @@ class ClaimsScreen(FilterInPlace, Screen):
         Binding("slash", "filter_list", "Filter", key_display="/"),
         Binding("f", "cycle_preset", "Preset"),
         Binding("t", "cycle_tag", "Tag"),
+        Binding("p", "evidence", "Evidence", tooltip="The highlighted claim beside the page it cites"),
         Binding("escape", "app.switch_mode('browse')", "Back"),
     ]
     HELP_EXTRA = [
@@ -252,6 +255,26 @@ class ClaimsScreen(FilterInPlace, Screen):
         order = [None, *SOURCE_TAGS]
         self.tag = order[(order.index(self.tag) + 1) % len(order)]
         self.refilter()
+
+    def action_evidence(self) -> None:
+        """The highlighted claim beside the first page it cites that is in the field."""
+        table = self.query_one(PageTable)
+        claim = self.by_key.get(table.cursor_key) if table.cursor_key is not None else None
+        if claim is None:
+            return
+        field = self.app.model_field()
+        outside = []
+        for source in claim.citations:
+            hit = field.resolve_source(source, near=claim.path)
+            if hit is not None:
+                self.app.open_provenance(hit.path, lines=line_anchor(source), claim_path=claim.path,
+                                         claim_line=claim.line, label=source)
+                return
+            outside.append(source)
+        if outside:
+            safe.notify(self.app, f"cited outside this field: {', '.join(outside)}", title=f"{claim.path}:{claim.line}")
+        else:
+            safe.notify(self.app, f"{claim.path}:{claim.line} cites no evidence", severity="warning")
 
     def on_page_table_selected(self, event: PageTable.Selected) -> None:
         claim = self.by_key.get(event.key)

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import gc
 import heapq
-import re
 import time
 from collections import Counter
 from pathlib import Path
@@ -24,6 +23,7 @@ from memtui.field.history import CURRENT
 from memtui.field.page import (
     MAX_PARSE_BYTES,
     ParsedPage,
+    line_anchor,
     parse_bytes,
     parse_bytes_steps,
 )
@@ -51,7 +51,6 @@ KNOWN_KEYS = {
 }
 SEVERITY_GLYPH = {"error": ("✖", "error"), "warning": ("▲", "warning"), "info": ("·", "secondary")}
 NARROW = 100  # under this many columns the side panel folds away (i shows it instead of the body)
-LINE_ANCHOR_RE = re.compile(r"#L(\d+)")
 RAW_PREVIEW_BYTES = 64 * 1024  # what an unparsed page shows of itself
 SYNC_PARSE_BYTES = 256 * 1024  # a bigger page is parsed in slices (its start at once): about 50 ms of parsing
 PARSE_SLICE = 0.012  # seconds of parsing between two turns of the event loop
@@ -111,21 +110,25 @@ class PageScreen(Screen):
         yield Static(id="page-info")
         with Horizontal(id="page-main"):
             yield PageLines(id="page-body")
-            with VerticalScroll(id="page-side"):
-                yield Static("Frontmatter", classes="side-title")
-                yield Static(id="page-frontmatter")
-                yield Static("Source tags", classes="side-title")
-                yield Static(id="page-tags")
-                yield Static("Findings", classes="side-title")
-                yield Static(id="page-findings")
-                yield Static("Links and citations", classes="side-title")
-                yield MarkedOptionList(id="page-links")
-                yield Static("Backlinks", classes="side-title")
-                yield MarkedOptionList(id="page-backlinks")
-                yield Static("History", classes="side-title")
-                yield Static(id="page-history")
+            yield from self.compose_side()
         yield StatusBar()
         yield MemtuiFooter()
+
+    def compose_side(self) -> ComposeResult:
+        """The side panel: frontmatter, tags, findings, links, backlinks, history."""
+        with VerticalScroll(id="page-side"):
+            yield Static("Frontmatter", classes="side-title")
+            yield Static(id="page-frontmatter")
+            yield Static("Source tags", classes="side-title")
+            yield Static(id="page-tags")
+            yield Static("Findings", classes="side-title")
+            yield Static(id="page-findings")
+            yield Static("Links and citations", classes="side-title")
+            yield MarkedOptionList(id="page-links")
+            yield Static("Backlinks", classes="side-title")
+            yield MarkedOptionList(id="page-backlinks")
+            yield Static("History", classes="side-title")
+            yield Static(id="page-history")
 
     @property
     def body(self) -> PageLines:
@@ -523,18 +526,29 @@ class PageScreen(Screen):
             if hit is None:
                 safe.notify(self.app, f"source outside this field: {source}", title=f"[cite:{link.target}]")
                 return
-            anchor = LINE_ANCHOR_RE.search(source)
-            self.app.open_page(hit.path, line=int(anchor.group(1)) if anchor else None)
+            self.open_evidence(hit.path, line_anchor(source), link, f"[cite:{link.target}] {source}")
         else:
             target = link.target
             if "://" not in target and target.split("#", 1)[0].endswith(".md"):
                 hit = field.resolve(target.split("#", 1)[0], near=self.path)
                 if hit is not None:
-                    self.app.open_page(hit.path)
+                    lines = line_anchor(target)
+                    if lines is None:
+                        self.app.open_page(hit.path)
+                    else:
+                        self.open_evidence(hit.path, lines, link, f"{link.label} → {target}")
                     return
             from memtui.tui.screens.dialogs import LinkDialog
 
             self.app.push_screen(LinkDialog(link.label, target))
+
+    def open_evidence(self, path: str, lines: tuple[int, int] | None, link: LinkTarget, label: str) -> None:
+        """The cited page beside the claim that cites it (its cited lines lit up)."""
+        rows = self.body_rows
+        if rows is None or self.parsed is None:
+            self.app.open_page(path, highlight=lines)
+            return
+        self.app.open_provenance(path, lines=lines, claim_path=self.path, claim_line=link.line, claim_rows=rows, label=label)
 
     def action_follow(self) -> None:
         focused = self.focused

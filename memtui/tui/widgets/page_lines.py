@@ -86,8 +86,9 @@ class RowHeights:
 class PageLines(ScrollView, can_focus=True):
     """Rows of a page; clicks on a link go to the screen's ``follow_link`` with its index."""
 
-    def __init__(self, *, id: str | None = None) -> None:
+    def __init__(self, *, id: str | None = None, follows_links: bool = True) -> None:
         super().__init__(id=id)
+        self.follows_links = follows_links  # a click on a link follows it (the screen's ``follow_link``)
         self.rows: Rows = Rows()
         self.selected_link: int | None = None
         self.highlighted: tuple[int, int] | None = None  # a range of rows, both included
@@ -292,7 +293,7 @@ class PageLines(ScrollView, can_focus=True):
 
     def on_click(self, event: events.Click) -> None:
         meta = event.style.meta if event.style else {}
-        if LINK_META in meta:
+        if LINK_META in meta and self.follows_links:
             event.stop()
             self.screen.follow_link(int(meta[LINK_META]))
 
