@@ -134,3 +134,46 @@ def test_the_diff_view_marks_the_promoted_line_only():
     rows = [line for line in _render(side_by_side(diff, {}, {9})) if "\u2691 promoted" in line]
     assert len(rows) == 1 and "Maya chose Redis" in rows[0]
     assert not any("\u2691" in line for line in _render(unified(diff, {})))
+
+
+# ------------------------------------------------------------------ claims moved between pages
+
+
+def test_a_consolidation_that_moves_an_idea_into_another_page_as_a_decision_is_a_promotion(tmp_path, capsys):
+    """dedupe/consolidate retire one page and rewrite another: the claim changes page and tag at once."""
+    draft = page("id: draft\ntitle: Queue ideas", "# Ideas\n\n- Use Redis for the job queue [suggested]\n- Cache warmups [observed]\n")
+    target = page("id: queue\ntitle: Queue", "# Queue\n\n- Postgres holds the jobs [observed]\n")
+    merged = page("id: queue\ntitle: Queue", (
+        "# Queue\n\n- Postgres holds the jobs [observed]\n"
+        "- Use Redis for the job queue [stated]\n"  # line 8: the draft's idea (its line 7), now a decision
+        "- Cache warmups [observed]\n"  # moved as it was: no change
+    ))
+    root = make_field(tmp_path / "f", {"notes/draft.md": draft, "notes/queue.md": target})
+    staging_proposal(
+        root, "2026-12-01-consolidate-03", job="consolidate",
+        files={"notes/queue.md": merged.encode()},
+        base={"notes/queue.md": sha(target.encode()), "notes/draft.md": sha(draft.encode())},
+        delete=["notes/draft.md"],
+    )
+    code, data, _ = run_cli_json(["proposals", "show", root, "2026-12-01-consolidate-03"], capsys)
+    assert code == 0
+    assert data["tag_changes"] == [
+        {"path": "notes/queue.md", "line": 8, "from": "suggested", "to": "stated", "promotion": True,
+         "from_path": "notes/draft.md", "from_line": 7},
+    ]
+    code, out, _ = run_cli(["proposals", "show", root, "2026-12-01-consolidate-03"], capsys)
+    assert "\u2691 promoted [suggested] \u2192 [stated] notes/queue.md:8 (was [suggested] in notes/draft.md:7)" in out
+
+
+def test_a_claim_moved_with_its_tag_or_kept_on_its_page_is_not_matched_elsewhere():
+    from memtui.review.tag_changes import proposal_tag_changes
+
+    a = b"- Redis for the queue [suggested]\n- Other [observed]\n"
+    b_before = b"- Redis for the queue [stated]\n"
+    # Page a keeps its idea; page b already held the decision and keeps it: nothing moved.
+    assert proposal_tag_changes([("a.md", a, a + b"- New [observed]\n"), ("b.md", b_before, b_before + b"- More [observed]\n")]) == []
+    # Moved to a new page with the same tag: no change; with a weaker tag: a tag change, not a promotion.
+    moved = proposal_tag_changes([("a.md", a, None), ("c.md", None, b"- Redis for the queue [suggested]\n- Other [inferred]\n")])
+    assert [(c.path, c.line, c.before, c.after, c.promotion, c.from_path) for c in moved] == [
+        ("c.md", 2, "observed", "inferred", False, "a.md"),
+    ]

@@ -208,6 +208,8 @@ def _print_tag_changes(review: pmod.Review) -> None:
             line = Text("  tag changed ", style="yellow")
         line.append_text(tagged(f"[{change.before}] \u2192 [{change.after}] "))
         line.append_text(cell(f"{change.path}:{change.line}"))
+        if change.from_path and change.from_path != change.path:
+            line.append_text(cell(f" (was [{change.before}] in {change.from_path}:{change.old_line})", style="dim"))
         out.print(line + Text("  ") + cell(change.text, limit=100, style="dim"))
 
 

@@ -57,7 +57,7 @@ from memtui.review.proposal_model import (
     Proposal,
 )
 from memtui.review.proposal_staging import load_staging
-from memtui.review.tag_changes import TagChange, tag_changes
+from memtui.review.tag_changes import TagChange, proposal_tag_changes
 from memtui.store import gitrepo, safe_write
 from memtui.store.files import sha256_bytes
 
@@ -510,7 +510,7 @@ def review_proposal(
         entry.validation.new_findings, entry.validation.resolved_findings = check_delta(field, proposal)
     diffs = []
     three_way = []
-    tags: list[TagChange] = []
+    versions: list[tuple[str, bytes | None, bytes | None]] = []
     for change in proposal.changes:
         disk = _disk_bytes(root, change.path) if not change.problem else None
         proposed = change.proposed
@@ -531,8 +531,8 @@ def review_proposal(
             if base is None:
                 base = disk  # the job's base is not kept: what approving changes is all there is
         if not change.problem:
-            tags.extend(tag_changes(change.path, base, proposed))
-    return Review(entry, proposal.fingerprint(), diffs, three_way, tags)
+            versions.append((change.path, base, proposed))
+    return Review(entry, proposal.fingerprint(), diffs, three_way, proposal_tag_changes(versions))
 
 
 # --------------------------------------------------------------------------- decisions

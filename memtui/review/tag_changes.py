@@ -13,6 +13,10 @@ user's decision. ``tag_changes(path, before, after)`` compares the claims
    characters count as words): a hunk that replaces one claim by an unrelated one
    is a new claim, not a tag change.
 
+3. what is left over on every page of a proposal is matched across its pages by
+   text (``proposal_tag_changes``): a claim a consolidation moves to another page
+   with a stronger tag is a promotion too (``from_path`` names where it was).
+
 Only current lines count (a struck line keeps the tag it had). A pair whose tags
 differ is a ``TagChange``; it is a *promotion* when the new tag is stronger
 (suggested < inferred < observed < stated). ``line`` is 1-based in the version
@@ -43,14 +47,17 @@ class TagChange:
     before: str
     after: str
     text: str  # the claim's text after
+    from_path: str = ""  # the page it had the old tag on, when the proposal moved it ("": this one)
 
     @property
     def promotion(self) -> bool:
         return STRENGTH[self.after] > STRENGTH[self.before]
 
     def to_json(self) -> dict[str, Any]:
-        return {"path": self.path, "line": self.line, "from": self.before, "to": self.after,
-                "promotion": self.promotion}
+        out = {"path": self.path, "line": self.line, "from": self.before, "to": self.after, "promotion": self.promotion}
+        if self.from_path and self.from_path != self.path:
+            out.update(from_path=self.from_path, from_line=self.old_line)  # moved here from another page
+        return out
 
 
 def _lines(data: bytes) -> list[str]:
@@ -106,14 +113,8 @@ def _rewrites(olds: list[LineClaim], news: list[LineClaim]) -> list[tuple[LineCl
     return pairs
 
 
-def tag_changes(path: str, before: bytes | None, after: bytes | None) -> list[TagChange]:
-    """Every claim of ``path`` whose tag differs between ``before`` and ``after``, by line after."""
-    if not before or not after or before == after:
-        return []
-    old = [c for c in claims_of_bytes(before) if not c.struck]
-    new = [c for c in claims_of_bytes(after) if not c.struck]
-    if not old or not new:
-        return []
+def _pair(before: bytes, after: bytes, old: list[LineClaim], new: list[LineClaim]):
+    """Claims of two versions of one page paired; also the claims of each side left unpaired."""
     pairs: list[tuple[LineClaim, LineClaim]] = []
     old_by_key: dict[str, list[LineClaim]] = defaultdict(list)
     for claim in old:
@@ -155,5 +156,52 @@ def tag_changes(path: str, before: bytes | None, after: bytes | None) -> list[Ta
                 by_hunk_new[added[claim.line]].append(claim)
         for hunk, olds in by_hunk_old.items():
             pairs.extend(_rewrites(olds, by_hunk_new.get(hunk, [])))
-    changes = [TagChange(path, n.line, o.line, o.tag, n.tag, n.text) for o, n in pairs if o.tag != n.tag]
-    return sorted(changes, key=lambda c: c.line)
+        paired_old = {o.line for o, _ in pairs}
+        paired_new = {n.line for _, n in pairs}
+        rest_old = [c for c in rest_old if c.line not in paired_old]
+        rest_new = [c for c in rest_new if c.line not in paired_new]
+    return pairs, rest_old, rest_new
+
+
+def _current_claims(data: bytes | None) -> list[LineClaim]:
+    return [c for c in claims_of_bytes(data) if not c.struck] if data else []
+
+
+def tag_changes(path: str, before: bytes | None, after: bytes | None) -> list[TagChange]:
+    """Every claim of ``path`` whose tag differs between ``before`` and ``after``, by line after."""
+    return proposal_tag_changes([(path, before, after)])
+
+
+def proposal_tag_changes(versions: list[tuple[str, bytes | None, bytes | None]]) -> list[TagChange]:
+    """The tag changes of every page a proposal touches (``(path, before, after)``; None: the
+    page is created or retired), also of a claim it moves from one page to another: a
+    consolidation that retires a page holding ``- X [suggested]`` and writes ``- X [stated]``
+    into another has promoted it. A claim is matched across pages by its text
+    (``claims.normalise``) only, after every page's own claims are paired."""
+    changes: list[TagChange] = []
+    left_old: dict[str, list[tuple[str, LineClaim]]] = defaultdict(list)
+    left_new: list[tuple[str, LineClaim]] = []
+    for path, before, after in versions:
+        if before == after:
+            continue
+        old, new = _current_claims(before), _current_claims(after)
+        if old and new:
+            pairs, rest_old, rest_new = _pair(before, after, old, new)
+        else:
+            pairs, rest_old, rest_new = [], old, new
+        changes.extend(TagChange(path, n.line, o.line, o.tag, n.tag, n.text) for o, n in pairs if o.tag != n.tag)
+        for claim in rest_old:
+            if claim.key:
+                left_old[claim.key].append((path, claim))
+        left_new.extend((path, claim) for claim in rest_new if claim.key)
+    for path, claim in left_new:
+        elsewhere = [item for item in left_old.get(claim.key, ()) if item[0] != path]
+        if not elsewhere:
+            continue
+        # The same tag somewhere: a claim moved as it was; else the first version it had.
+        source = next((item for item in elsewhere if item[1].tag == claim.tag), elsewhere[0])
+        left_old[claim.key].remove(source)
+        if source[1].tag != claim.tag:
+            changes.append(TagChange(path, claim.line, source[1].line, source[1].tag, claim.tag, claim.text,
+                                     from_path=source[0]))
+    return sorted(changes, key=lambda c: (c.path, c.line))
