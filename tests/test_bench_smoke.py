@@ -13,7 +13,7 @@ REPO = Path(__file__).resolve().parent.parent
 def test_bench_runs_at_a_small_size(tmp_path: Path) -> None:
     out = tmp_path / "bench.json"
     command = [sys.executable, str(REPO / "bench" / "bench.py"), "--sizes", "60", "--quick",
-               "--changes", "3", "--queries", "5", "--json", str(out)]
+               "--changes", "3", "--queries", "5", "--long-page", "2000", "--json", str(out)]
     done = subprocess.run(command, capture_output=True, text=True, timeout=240, cwd=REPO, check=False)
     assert done.returncode == 0, done.stderr
     for label in ("full build, Whoosh", "SQLite FTS5", "build ratio", "warm open", "change latency p95",
