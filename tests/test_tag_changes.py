@@ -139,8 +139,9 @@ def test_the_diff_view_marks_the_promoted_line_only():
 # ------------------------------------------------------------------ claims moved between pages
 
 
-def test_a_consolidation_that_moves_an_idea_into_another_page_as_a_decision_is_a_promotion(tmp_path, capsys):
+def test_a_consolidation_that_moves_an_idea_into_another_page_as_a_decision_is_a_promotion(tmp_path, capsys, monkeypatch):
     """dedupe/consolidate retire one page and rewrite another: the claim changes page and tag at once."""
+    monkeypatch.setenv("COLUMNS", "200")
     draft = page("id: draft\ntitle: Queue ideas", "# Ideas\n\n- Use Redis for the job queue [suggested]\n- Cache warmups [observed]\n")
     target = page("id: queue\ntitle: Queue", "# Queue\n\n- Postgres holds the jobs [observed]\n")
     merged = page("id: queue\ntitle: Queue", (
