@@ -225,3 +225,16 @@ def test_headings_are_recorded_with_level_and_section_names():
 
 def test_source_tags_constant_matches_the_format():
     assert body_mod.SOURCE_TAGS == ("stated", "observed", "inferred", "suggested")
+
+
+@pytest.mark.parametrize("line", ["x" * 100_000, "x y" * 30_000, "` " * 50_000, "[[ " * 30_000, "( " * 50_000],
+                         ids=["one word", "short words", "backticks", "brackets", "parentheses"])
+def test_one_very_long_line_is_read_in_linear_time(line):
+    """A page of one long word (a base64 blob, minified JSON) took seconds per 20,000 characters:
+    the three-words test backtracked from every position. Quadratic at 100,000 characters is
+    over a minute; linear is milliseconds: the bound only tells the two apart."""
+    import time
+
+    started = time.process_time()
+    body = parse_body(f"- {line} [stated]\n", 1)
+    assert body.lines and time.process_time() - started < 5.0
