@@ -79,6 +79,35 @@ def review_commands(root: Path) -> list[list[str]]:
     ]
 
 
+# Each command in turn, in one real interpreter (not this test process): exit code and stderr of each.
+_RUN_EACH = """
+import contextlib, io, json, sys, traceback
+from memtui.cli import main, output
+results = []
+for argv in json.loads(sys.argv[1]):
+    output._console = output._error_console = None  # each command's consoles on its own streams
+    err = io.StringIO()
+    with contextlib.redirect_stderr(err), contextlib.redirect_stdout(io.StringIO()):
+        try:
+            code = main(argv)
+        except SystemExit as exc:
+            code = exc.code
+        except BaseException:
+            traceback.print_exc()
+            code = -1
+    results.append([code, err.getvalue()])
+print(json.dumps(results))
+"""
+
+
+def run_in_one_process(commands: list[list[str]]) -> list[tuple[int, str]]:
+    """Run memtui commands one after another in a fresh interpreter (imports paid once)."""
+    result = subprocess.run([sys.executable, "-c", _RUN_EACH, json.dumps(commands)], capture_output=True,
+                            timeout=120, env=dict(os.environ), text=True, check=False)
+    assert result.returncode == 0, result.stderr
+    return [tuple(item) for item in json.loads(result.stdout.strip().splitlines()[-1])]
+
+
 def test_a_forged_committed_journal_is_not_replayed_into_the_ledger(sample_field: Path, capsys) -> None:
     plant_journal(sample_field, committed_journal(ledger=dict(forged_decision(), pages=committed_journal()["pages"])))
     for argv in review_commands(sample_field):
@@ -97,11 +126,9 @@ def test_a_malformed_journal_is_reported_and_never_crashes_a_review_command(samp
     # "signed": as if memtui itself had a bug; validation still refuses it.
     plant_journal(sample_field, MALFORMED[kind], sign=sign)
     page = (sample_field / "notes/q3-digest.md").read_bytes()
-    for argv in review_commands(sample_field):
-        result = subprocess.run([sys.executable, "-c", "import sys; from memtui.cli import main; sys.exit(main())",
-                                 *argv], capture_output=True, timeout=60, env=dict(os.environ))
-        assert result.returncode == 0, result.stderr.decode()
-        assert b"Traceback" not in result.stderr and b"needs attention" in result.stderr
+    for code, stderr in run_in_one_process(review_commands(sample_field)):
+        assert code == 0, stderr
+        assert "Traceback" not in stderr and "needs attention" in stderr
     (recovery,) = apply_journal.recover_interrupted(sample_field)
     assert recovery.outcome == "needs-attention" and recovery.problems
     assert ledger.read(sample_field).entries == []

@@ -146,6 +146,7 @@ class MemtuiApp(App):
         self._analysis_seconds = 0.0  # how long the last analysis took
         super().__init__()
         use_readable_dim(self)  # dim text stays at 4.5:1 or more
+        self._register_themes()
         self.field_signal: Signal[FieldEvent] = Signal(self, "field")
         # Scan the folder while Textual starts up (file system calls release the GIL).
         self._early = _EarlyScan(self.field_path, dialect) if self.field_path.is_dir() else None
@@ -159,7 +160,8 @@ class MemtuiApp(App):
         # 50 new pages a second put the index 2.5-5 s behind (p95); 1 ms: about 1 s.
         self._switch_interval = sys.getswitchinterval()
         sys.setswitchinterval(SWITCH_INTERVAL)
-        self._register_themes()
+        for problem in self._theme_problems:
+            safe.notify(self, problem, severity="warning")
         self.theme_changed_signal.subscribe(self, self._theme_changed)
         self.load_field()
         if not self.is_headless:
@@ -252,15 +254,18 @@ class MemtuiApp(App):
         self.exit()
 
     def _register_themes(self) -> None:
+        """Register memtui's themes and choose one before the app starts: a theme set once it
+        runs parses and applies the whole stylesheet again (a fifth of the CPU of starting)."""
+        self._theme_problems: list[str] = []  # told once the app runs
         try:
             themes, problems = load_themes(themes_dir())
         except FileNotFoundError as exc:
             themes, problems = [], []
-            safe.notify(self, str(exc), severity="warning")
+            self._theme_problems.append(str(exc))
         for theme in themes:
             self.register_theme(theme)
         for problem in problems:
-            safe.notify(self, f"theme {problem.path.name} not loaded: {problem.message}", severity="warning")
+            self._theme_problems.append(f"theme {problem.path.name} not loaded: {problem.message}")
         if self.no_color:
             # NO_COLOR: greys that stay readable once Textual turns every colour to grey.
             self.register_theme(NO_COLOR_THEME)
