@@ -538,7 +538,7 @@ def print_table(runs: list[tuple[int, str, dict]]) -> None:
     header = "metric".ljust(label_width) + "".join(h.rjust(16) for h in heads) + "   target"
     print(header)
     print("-" * len(header))
-    known = {key for key, _, _, _ in ROWS} | {"script"}
+    known = {key for key, _, _, _ in ROWS} | {"script", "measure_s"}  # measure_s: seconds per measurement (JSON only)
     for key, label, fmt, target in ROWS:
         if not any(key in figures for _, _, figures in runs):
             continue

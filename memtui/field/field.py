@@ -41,8 +41,11 @@ _BARE_MD_PATH_RE = re.compile(r"(?<![\w/.-])((?:[\w.-]+/)*[\w.-]+\.md)\b")
 SCRATCH_NAMES = ("*.swp", "*.swx", "*~", "4913", ".#*", "*.tmp", "___jb_*___")
 
 
+_SCRATCH_RE = re.compile("|".join(fnmatch.translate(pattern) for pattern in SCRATCH_NAMES))
+
+
 def is_scratch_name(name: str) -> bool:
-    return any(fnmatch.fnmatchcase(name, pattern) for pattern in SCRATCH_NAMES)
+    return _SCRATCH_RE.match(name) is not None  # one pattern: called for every file of every scan
 
 
 def is_page_name(name: str) -> bool:
@@ -248,9 +251,14 @@ PLAIN_READER = PlainReader()
 
 def side_matches(info: PageInfo, side: tuple[int, int] | None) -> bool:
     """Does the sidecar a page was read with still have this size and mtime (or still not exist)?"""
-    if info.side is None:
+    return sidecar_unchanged(info.side, side)
+
+
+def sidecar_unchanged(read_with: list | None, side: tuple[int, int] | None) -> bool:
+    """``side_matches`` for the sidecar a page was read with (``PageInfo.side``)."""
+    if read_with is None:
         return True  # the page's format has no sidecar
-    recorded = tuple(info.side[1:3]) if info.side[0] else None
+    recorded = tuple(read_with[1:3]) if read_with[0] else None
     return recorded == (tuple(side) if side is not None else None)
 
 

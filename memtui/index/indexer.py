@@ -26,9 +26,11 @@ from memtui.field.field import (
     Field,
     PageReader,
     ScanEntry,
+    ScanResult,
     is_page_path,
     scan,
     side_matches,
+    sidecar_unchanged,
 )
 from memtui.field.history import CURRENT, History
 from memtui.field.page import PageInfo
@@ -341,9 +343,11 @@ class IndexGeneration:
         self._plan_statuses(root, plan, structural=False, force=True)
         return plan
 
-    def plan_rescan(self, root: Path, *, extra: Iterable[str] = ()) -> Plan:
-        """Compare the whole folder with the records (stat only) and plan what differs (plus ``extra``)."""
-        entries, _ = scan(root, self.reader.scope)  # scan lists pages only (field.is_page_name)
+    def plan_rescan(self, root: Path, *, extra: Iterable[str] = (), scanned: ScanResult | None = None) -> Plan:
+        """Compare the whole folder with the records (stat only) and plan what differs (plus
+        ``extra``); ``scanned``: a scan of it with the reader's scope made just before."""
+        # scan lists pages only (field.is_page_name)
+        entries = scanned.entries if scanned is not None else scan(root, self.reader.scope)[0]
         suspects = list(extra) + [e.path for e in entries if not self._unchanged(e)]
         present = {e.path for e in entries}
         suspects += [p for p in self.records if p not in present]
@@ -355,7 +359,7 @@ class IndexGeneration:
             known is not None
             and known.size == entry.size
             and known.mtime_ns == entry.mtime_ns
-            and side_matches(known.page_info(), entry.side)
+            and sidecar_unchanged(known.side, entry.side)
         )
 
 

@@ -56,7 +56,7 @@ from whoosh import index as whoosh_index
 
 from memtui.dialects.open import reader_for
 from memtui.errors import MemtuiError
-from memtui.field.field import PageReader, scan
+from memtui.field.field import PageReader, ScanResult, scan
 from memtui.index.analysis import RECIPE, build_schema
 from memtui.index.errors import IndexUnavailableError, QueryError
 from memtui.index.indexer import (
@@ -203,8 +203,9 @@ class IndexService:
         report = OpenReport(location=str(self.location))
         if not self.root.is_dir():
             raise IndexUnavailableError(f"no such folder: {self.root}", "give the path of a memory folder")
+        scanned = None
         if self.reader is None:
-            self.reader = reader_for(self.root)[0]
+            self.reader, scanned = reader_for(self.root)  # the detection's scan is the first rescan's
         self._root_identity = _identity(self.root)
         try:
             writer = self._store.acquire_writer()
@@ -214,7 +215,7 @@ class IndexService:
         if writer:
             self._writer = True
             try:
-                self._open_writer(report, progress, rebuild=False)
+                self._open_writer(report, progress, rebuild=False, scanned=scanned)
             except OSError as exc:
                 raise IndexUnavailableError(
                     f"cannot write the index in {self.location}: {exc.strerror or exc}",
@@ -404,7 +405,8 @@ class IndexService:
         return run_recall(golden, lambda q, n: self.search(q, limit=n, plain=True), k=k)
 
     # ================================================================== opening
-    def _open_writer(self, report: OpenReport, progress: Progress | None, *, rebuild: bool) -> None:
+    def _open_writer(self, report: OpenReport, progress: Progress | None, *, rebuild: bool,
+                     scanned: ScanResult | None = None) -> None:
         gen_dir = self._store.current()
         reason = ""
         recipe_changed = False
@@ -431,7 +433,7 @@ class IndexService:
         self._attach(gen.ix)
         if progress is not None:
             progress(0, len(gen.records), "checking")
-        plan = gen.plan_rescan(self.root)
+        plan = gen.plan_rescan(self.root, scanned=scanned)
         if not plan and gen.status_day != today():
             plan = gen.plan_statuses_only(self.root)
         if plan:
