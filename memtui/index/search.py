@@ -80,6 +80,9 @@ from memtui.index.analysis import (
     prefix_of,
     word_term,
 )
+from memtui.index.bulk import OutOfTime as BulkOutOfTime
+from memtui.index.bulk import Unsupported as BulkUnsupported
+from memtui.index.bulk import top_docs
 from memtui.index.errors import QueryError
 from memtui.index.model import SearchHit, SearchResults
 from memtui.index.records import PageRecord, large_page_text, read_bytes_safely
@@ -506,6 +509,8 @@ def _strip(q: wq.Query) -> wq.Query:
         return _strip(q.child)
     if isinstance(q, Units):
         return wq.And([_strip(s) for s in q.subqueries], boost=q.boost)
+    if type(q) is wq.Or:  # ``apply`` makes a new Or without its coordination scale and minmatch
+        return wq.Or([_strip(s) for s in q.subqueries], boost=q.boost, minmatch=q.minmatch, scale=q.scale)
     return q.apply(_strip)
 
 
@@ -736,7 +741,28 @@ class DeadlineCollector(TimeLimitCollector):
         self.child.finish()
 
 
-def _collect(searcher, query: wq.Query, wanted: int, deadline: float):
+class _Hit:
+    """A document ``bulk.top_docs`` found, as run_search reads a Whoosh hit."""
+
+    __slots__ = ("searcher", "docnum", "score")
+
+    def __init__(self, searcher, docnum: int, score: float) -> None:
+        self.searcher, self.docnum, self.score = searcher, docnum, score
+
+    def fields(self) -> dict:
+        return self.searcher.stored_fields(self.docnum)
+
+
+def _collect(searcher, query: wq.Query, wanted: int, deadline: float, *, bulk: bool = False):
+    """The best ``wanted`` hits of ``query`` and whether time ran out; ``bulk``: score the
+    postings a block at a time where the query allows it (``memtui.index.bulk``)."""
+    if bulk:
+        try:
+            return [_Hit(searcher, docnum, score) for score, docnum in top_docs(searcher, query, wanted, deadline)], False
+        except BulkUnsupported:
+            pass  # Whoosh's matchers below
+        except BulkOutOfTime:
+            return [], True
     collector = DeadlineCollector(searcher.collector(limit=wanted), deadline)
     timed_out = False
     try:
@@ -911,12 +937,28 @@ def _check_phrases(root: Path, parsed: ParsedQuery, found: list[Candidate], text
     return kept, unchecked
 
 
-def _rank_runs(root: Path, parsed: ParsedQuery, candidates: list[Candidate], texts: dict[str, CandidateText]) -> None:
+def _rank_runs(root: Path, parsed: ParsedQuery, candidates: list[Candidate], texts: dict[str, CandidateText],
+               limit: int) -> None:
     """Raise the candidates holding a query's CJK words as written (each run's bigrams next
-    to each other), read from their text."""
+    to each other), read from their text.
+
+    Full matches are listed before partial ones, so each group is ranked on its own; in a
+    group that fills ``need`` places, a candidate whose score, raised as far as a run can
+    raise it, stays below the ``need``-th best score cannot be listed, and its text is not
+    read (the bonus only raises scores: what is listed, and in which order, is the same).
+    """
     if not parsed.runs:
         return
-    for cand in candidates:
+    full = [c for c in candidates if c.full]
+    partial = [c for c in candidates if not c.full]
+    chosen: list[Candidate] = []
+    for group, need in ((full, limit), (partial, max(0, limit - len(full)))):
+        if not need:
+            continue
+        ordered = sorted(group, key=lambda c: -c.score)
+        floor = ordered[need - 1].score / (1.0 + RUN_BONUS) if len(ordered) >= need else float("-inf")
+        chosen.extend(c for c in ordered if c.score >= floor)
+    for cand in chosen:
         text = texts.get(cand.path)
         if text is None:
             text = texts[cand.path] = CandidateText(root, cand)
@@ -940,7 +982,7 @@ def run_search(searcher, parsed: ParsedQuery, *, limit: int, root: Path) -> Sear
             continue
         # A phrase is checked on the text of the pages holding all its words: look at more of them.
         want = max(wanted, PHRASE_CANDIDATES) if full and parsed.phrases else wanted + len(candidates)
-        results, stopped = _collect(searcher, query, want, deadline)
+        results, stopped = _collect(searcher, query, want, deadline, bulk=True)
         timed_out = timed_out or stopped
         found: list[Candidate] = []
         for hit in results:
@@ -962,7 +1004,7 @@ def run_search(searcher, parsed: ParsedQuery, *, limit: int, root: Path) -> Sear
         candidates.extend(found)
         if stopped:
             break
-    _rank_runs(root, parsed, candidates, texts)
+    _rank_runs(root, parsed, candidates, texts, limit)
     out = SearchResults()
     out.timed_out = timed_out
     if unchecked:

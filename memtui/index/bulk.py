@@ -1,0 +1,371 @@
+"""The best partial matches of a query, scored a posting block at a time.
+
+The partial pass of a search (pages holding *some* of the query's words) is an ``Or``
+of every word. Whoosh walks such a union one posting at a time through a tree of
+matchers, in Python, about 5 µs per posting; its block-quality skipping cannot skip
+much there (the bound of a union is the sum of its parts' block maxima), so a query of
+a few common words visits every page holding any of them: 25-45 ms of a 10,000-page
+CJK field, where CJK words are bigrams found in hundreds of pages each.
+
+``top_docs`` computes the same scores from the decoded posting blocks instead: each
+term's document numbers and weights a block at a time, scored with the same scorer
+object Whoosh would use (BM25F with the cached field lengths), summed per page in a
+dict, Whoosh's coordination bonus (``Or(scale=...)``: ``CoordMatcher``) applied per
+page, deleted documents left out, the best ``limit`` kept (ties: lower document
+number first, as Whoosh's collector). About five times faster.
+
+Only the query shapes searches build from words are evaluated here: ``Term``, ``And``,
+``Or`` (with or without ``scale``), ``DisjunctionMax``, boosts, and a prefix of a text
+field (one CJK character: the bigrams starting with it, scored as Whoosh scores the
+expansion). Anything else (phrases, ``Not``, wildcards, filters on other
+fields ...) raises ``Unsupported`` and the caller searches with Whoosh. ``DisjunctionMax`` is scored as its documentation says, the
+best of its parts *for this page*; Whoosh's matcher takes the best of its parts' current
+postings, which may be another page's (a bug that only ever raised a score).
+"""
+
+from __future__ import annotations
+
+import gc
+import heapq
+import time
+import weakref
+from collections.abc import Iterator
+
+from whoosh import query as wq
+from whoosh.scoring import BM25FScorer
+
+from memtui.index.analysis import TEXT_FIELDS
+
+
+class Unsupported(Exception):
+    """A query shape this module does not score; search it with Whoosh."""
+
+
+class OutOfTime(Exception):
+    """The deadline passed while scoring."""
+
+
+Scores = dict[int, list]  # docnum -> [score, matching term count]
+PROBE_COST = 8  # looking one page up in a posting list costs about as much as decoding this many
+
+
+def top_docs(searcher, query: wq.Query, limit: int, deadline: float) -> list[tuple[float, int]]:
+    """The ``limit`` best (score, docnum) of ``query``, best first, as Whoosh ranks them."""
+    # Thousands of small lists, none of them garbage: a cycle collection meanwhile walks every
+    # object of the process (the index's page records) and took longer than the search.
+    collecting = gc.isenabled()
+    gc.disable()
+    try:
+        if type(query) is wq.Or and len(query.subqueries) > 1 and not query.minmatch and limit > 0:
+            scores = _max_score_union(searcher, query, limit, deadline)
+        else:
+            scores = _evaluate(searcher, query, deadline)
+        best = heapq.nsmallest(limit, scores.items(), key=lambda item: (-item[1][0], item[0]))
+    finally:
+        if collecting:
+            gc.enable()
+    return [(value[0], docnum) for docnum, value in best]
+
+
+def _max_score_union(searcher, q: wq.Or, limit: int, deadline: float) -> Scores:
+    """An ``Or``'s scores, its rarest parts first; once no page outside those already found
+    can reach the ``limit``-th best score any more (even holding every part still to come,
+    each at its highest score), the other parts are only looked up for the pages found
+    (MaxScore). The best ``limit`` pages and their scores are those of the whole union."""
+    reader = searcher.reader()
+    parts = sorted(q.subqueries, key=lambda sub: sub.estimate_size(reader))
+    bounds = [_bound(searcher, sub) for sub in parts]
+    counts = [_term_count(searcher, sub) for sub in parts]
+    termcount = sum(counts)
+    coordinate = bool(q.scale) and termcount > 0
+
+    def final(score: float, matching: int) -> float:
+        score *= q.boost
+        if coordinate:
+            return (score + ((matching - 1) / (termcount - q.scale) ** 2)) * ((termcount - 1) / termcount)
+        return score
+
+    found: Scores = {}
+    for index, part in enumerate(parts):
+        only = None
+        if len(found) >= limit:
+            floor = heapq.nlargest(limit, (final(score, count) for score, count in found.values()))[-1]
+            if final(sum(bounds[index:]), sum(counts[index:])) < floor:
+                only = found.keys()  # a page not found yet cannot make the list
+        for docnum, (score, count) in _evaluate(searcher, part, deadline, only).items():
+            mine = found.get(docnum)
+            if mine is None:
+                found[docnum] = [score, count]
+            else:
+                mine[0] += score
+                mine[1] += count
+    for value in found.values():
+        value[0] = final(value[0], value[1])
+    return found
+
+
+def _bound(searcher, q: wq.Query) -> float:
+    """The highest score ``q`` can give a page (Whoosh's ``max_quality`` of its terms)."""
+    kind = type(q)
+    if kind is wq.Term:
+        text = _present(searcher, q)
+        if text is None:
+            return 0.0
+        best = 0.0
+        for subsearcher, _ in _segments(searcher):
+            if (q.fieldname, text) in subsearcher.reader():
+                best = max(best, searcher.weighting.scorer(subsearcher, q.fieldname, text).max_quality())
+        return best * q.boost
+    if kind in (wq.And, wq.Or) and not (kind is wq.Or and (q.scale or q.minmatch)):
+        return sum(_bound(searcher, sub) for sub in q.subqueries) * q.boost
+    if kind is wq.DisjunctionMax and not q.tiebreak:
+        return max((_bound(searcher, sub) for sub in q.subqueries), default=0.0) * q.boost
+    if kind is wq.NullQuery.__class__:
+        return 0.0
+    if isinstance(q, wq.Prefix):
+        terms = _expansion(searcher, q)
+        if len(terms) > 1 and q.constantscore:
+            return q.boost
+        return sum(_bound(searcher, term) for term in terms) * q.boost
+    raise Unsupported(f"no bound for {kind.__name__}")
+
+
+def _expansion(searcher, q: wq.Prefix) -> list[wq.Term]:
+    """The terms a prefix of a text field expands to."""
+    if q.fieldname not in TEXT_FIELDS:
+        raise Unsupported("a pattern on a filter field")
+    field = searcher.schema[q.fieldname]
+    return [wq.Term(q.fieldname, field.from_bytes(btext)) for btext in q._btexts(searcher.reader()) if btext]
+
+
+def _prefix(searcher, q: wq.Prefix, deadline: float, only) -> Scores:
+    """As Whoosh matches a prefix: one term is that term; several are their union, each page
+    scored ``boost`` when the prefix is ``constantscore`` (it counts no term for the
+    coordination bonus then), else the sum of the terms' scores."""
+    terms = _expansion(searcher, q)
+    if len(terms) == 1:
+        return _evaluate(searcher, wq.Term(q.fieldname, terms[0].text, boost=q.boost), deadline, only)
+    scores = _evaluate(searcher, wq.Or(terms, boost=q.boost), deadline, only)
+    if q.constantscore:
+        for value in scores.values():
+            value[0], value[1] = q.boost, 0
+    return scores
+
+
+def _segments(searcher):
+    return [(searcher, 0)] if searcher.is_atomic() else searcher.subsearchers
+
+
+def _evaluate(searcher, q: wq.Query, deadline: float, only=None) -> Scores:
+    """Scores of the pages matching ``q`` (of those in ``only``, when given)."""
+    if time.monotonic() >= deadline:
+        raise OutOfTime
+    kind = type(q)
+    if kind is wq.Term:
+        return _term(searcher, q, only)
+    if kind is wq.NullQuery.__class__:
+        return {}
+    if kind is wq.And:
+        parts = []
+        for sub in sorted(q.subqueries, key=lambda sub: sub.estimate_size(searcher.reader())):
+            part = _evaluate(searcher, sub, deadline, only)
+            if not part:
+                return {}
+            parts.append(part)
+            only = part.keys()  # the rest only for the pages every part so far holds
+        return _boost(_intersection(parts), q.boost)
+    if kind is wq.Or:
+        if q.minmatch:
+            raise Unsupported("Or with minmatch")
+        parts = [_evaluate(searcher, sub, deadline, only) for sub in q.subqueries]
+        scores = _boost(_union(parts), q.boost)
+        if q.scale and len(q.subqueries) > 1:
+            termcount = sum(_term_count(searcher, sub) for sub in q.subqueries)
+            if termcount:
+                _coordinate(scores, termcount, q.scale)
+        return scores
+    if kind is wq.DisjunctionMax:
+        if q.tiebreak:
+            raise Unsupported("DisjunctionMax with a tiebreak")
+        parts = [_evaluate(searcher, sub, deadline, only) for sub in q.subqueries]
+        return _boost(_best(parts), q.boost)
+    if isinstance(q, wq.Prefix):
+        return _prefix(searcher, q, deadline, only)
+    raise Unsupported(kind.__name__)
+
+
+def _boost(scores: Scores, boost: float) -> Scores:
+    if boost != 1.0:
+        for value in scores.values():
+            value[0] *= boost
+    return scores
+
+
+def _present(searcher, q: wq.Term) -> bytes | None:
+    """The term's bytes, if the field is in the schema and the index holds the term."""
+    if q.fieldname not in searcher.schema:
+        return None
+    try:
+        text = searcher.schema[q.fieldname].to_bytes(q.text)
+    except ValueError:
+        return None
+    return text if (q.fieldname, text) in searcher.reader() else None
+
+
+def _term_count(searcher, q: wq.Query) -> int:
+    """How many term matchers Whoosh's tree for ``q`` holds (what ``CoordMatcher`` counts)."""
+    if type(q) is wq.Term:
+        return 1 if _present(searcher, q) is not None else 0
+    if type(q) in (wq.And, wq.Or, wq.DisjunctionMax):
+        return sum(_term_count(searcher, sub) for sub in q.subqueries)
+    if isinstance(q, wq.Prefix) and q.fieldname in TEXT_FIELDS:
+        terms = _expansion(searcher, q)
+        return 1 if len(terms) == 1 else (0 if q.constantscore else len(terms))
+    return 0
+
+
+def _blocks(matcher) -> Iterator[tuple]:
+    """(docnums, weights) of each block of one segment's postings of a term (a term in one
+    or two pages has its postings inline, in a ``ListMatcher``: stepped through)."""
+    if not hasattr(matcher, "_read_weights"):
+        ids, weights = [], []
+        while matcher.is_active():
+            ids.append(matcher.id())
+            weights.append(matcher.weight())
+            matcher.next()
+        yield ids, weights
+        return
+    while matcher.is_active():
+        matcher._read_ids()
+        matcher._read_weights()
+        yield matcher._ids, matcher._weights
+        matcher._next_block()
+
+
+def _term(searcher, q: wq.Term, only=None) -> Scores:
+    text = _present(searcher, q)
+    if text is None:
+        return {}
+    weighting = searcher.weighting
+    boost = q.boost
+    out: Scores = {}
+    wanted = sorted(only) if only is not None else None
+    for subsearcher, offset in _segments(searcher):
+        reader = subsearcher.reader()
+        if (q.fieldname, text) not in reader:
+            continue
+        scorer = weighting.scorer(subsearcher, q.fieldname, text)
+        if not isinstance(scorer, BM25FScorer):
+            raise Unsupported(f"scorer {type(scorer).__name__}")
+        matcher, deleted = _postings(reader, q.fieldname, text, scorer)
+        idf, avgfl, b, k1, length = scorer.idf, scorer.avgfl, scorer.B, scorer.K1, scorer.dfl
+        norm_b = 1 - b
+        mine = None
+        if wanted is not None:
+            end = offset + reader.doc_count_all()
+            mine = [d - offset for d in wanted if offset <= d < end]
+        if mine is not None and len(mine) * PROBE_COST < matcher.doc_frequency() if hasattr(matcher, "doc_frequency") \
+                else mine is not None and len(mine) * PROBE_COST < reader.doc_frequency(q.fieldname, text):
+            postings = _probe(matcher, mine)
+        else:
+            postings = ((docnum, weight) for ids, weights in _blocks(matcher) for docnum, weight in zip(ids, weights))
+            if mine is not None:
+                keep = set(mine)
+                postings = ((docnum, weight) for docnum, weight in postings if docnum in keep)
+        for docnum, weight in postings:
+            if deleted and docnum in deleted:
+                continue
+            # whoosh.scoring.bm25, written out (the same operations in the same order)
+            score = idf * ((weight * (k1 + 1)) / (weight + k1 * (norm_b + b * length(docnum) / avgfl)))
+            out[docnum + offset] = [score * boost if boost != 1.0 else score, 1]
+    return out
+
+
+_DELETED: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()  # segment reader -> its deleted documents
+
+
+def _postings(reader, fieldname: str, text: bytes, scorer):
+    """A segment's postings of a term, as stored, and the segment's deleted documents.
+
+    ``SegmentReader.postings`` wraps the postings in a ``FilterMatcher`` when the segment
+    has deleted documents (until a merge removes them), which hides the blocks and builds
+    the set of deleted documents again for every term: the set is kept per reader here (a
+    reader is a snapshot) and deleted documents are left out while scoring.
+    """
+    terms = getattr(reader, "_terms", None)
+    perdoc = getattr(reader, "_perdoc", None)
+    if terms is None or perdoc is None:
+        return reader.postings(fieldname, text, scorer=scorer), frozenset()  # filters deleted documents itself
+    deleted = _DELETED.get(reader)
+    if deleted is None:
+        deleted = _DELETED[reader] = frozenset(perdoc.deleted_docs()) if reader.has_deletions() else frozenset()
+    return terms.matcher(fieldname, text, reader.schema[fieldname].format, scorer=scorer), deleted
+
+
+def _probe(matcher, docnums: list[int]) -> Iterator[tuple[int, float]]:
+    """(docnum, weight) of those of ``docnums`` (sorted, of this segment) the postings hold."""
+    for docnum in docnums:
+        if not matcher.is_active():
+            return
+        matcher.skip_to(docnum)
+        if matcher.is_active() and matcher.id() == docnum:
+            yield docnum, matcher.weight()
+
+
+def _union(parts: list[Scores]) -> Scores:
+    parts = [p for p in parts if p]
+    if not parts:
+        return {}
+    # Summed in the order of the parts (floating-point sums are close to Whoosh's tree, not equal).
+    out: Scores = {docnum: list(value) for docnum, value in parts[0].items()}
+    for part in parts[1:]:
+        for docnum, (score, count) in part.items():
+            mine = out.get(docnum)
+            if mine is None:
+                out[docnum] = [score, count]
+            else:
+                mine[0] += score
+                mine[1] += count
+    return out
+
+
+def _intersection(parts: list[Scores]) -> Scores:
+    if not parts or any(not p for p in parts):
+        return {}
+    smallest = min(parts, key=len)
+    common = set(smallest)
+    for part in parts:
+        if part is not smallest:
+            common.intersection_update(part)
+    out: Scores = {}
+    for docnum in common:
+        score = 0.0
+        count = 0
+        for part in parts:
+            value = part[docnum]
+            score += value[0]
+            count += value[1]
+        out[docnum] = [score, count]
+    return out
+
+
+def _best(parts: list[Scores]) -> Scores:
+    out: Scores = {}
+    for part in parts:
+        for docnum, (score, count) in part.items():
+            mine = out.get(docnum)
+            if mine is None:
+                out[docnum] = [score, count]
+            else:
+                if score > mine[0]:
+                    mine[0] = score
+                mine[1] += count
+    return out
+
+
+def _coordinate(scores: Scores, termcount: int, scale: float) -> None:
+    """Whoosh's ``CoordMatcher._sqr``: more of the query's terms on a page, a higher score."""
+    factor = (termcount - 1) / termcount
+    spread = (termcount - scale) ** 2
+    for value in scores.values():
+        value[0] = (value[0] + ((value[1] - 1) / spread)) * factor
