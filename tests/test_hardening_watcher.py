@@ -74,7 +74,7 @@ async def test_cd_field_and_memtui_sees_changes_live(sample_field: Path, tty: te
 def test_a_watcher_on_a_relative_path_reports_events(sample_field: Path, monkeypatch) -> None:
     monkeypatch.chdir(sample_field)
     seen: list[str] = []
-    watcher = FieldWatcher(Path("."), lambda rel, is_dir: seen.append(rel), lambda name: None)
+    watcher = FieldWatcher(Path("."), lambda rel, is_dir, complete=False: seen.append(rel), lambda name: None)
     watcher.start()
     try:
         agent_writes(sample_field / "notes" / "relative.md", "# Relative\n")

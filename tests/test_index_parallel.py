@@ -134,3 +134,42 @@ def test_pages_written_during_the_full_merge_are_searchable_at_once_and_kept(
         assert again.open().up_to_date
     finally:
         again.close()
+
+
+def test_small_segments_are_joined_a_bounded_step_at_a_time(sample_field: Path, tmp_path: Path, monkeypatch) -> None:
+    """The writer commits nothing while it merges: a step joins the smallest segments only up
+    to SMALL_MERGE_BYTES (at least two), and steps go on until one small segment is left."""
+    from memtui.index import indexer as indexer_mod
+    from tests.helpers import write_page
+
+    svc = IndexService(sample_field, index_dir=tmp_path / "idx")
+    svc.open()
+    gen = svc._gen
+    try:
+        for number in range(12):  # twelve commits: twelve one-page segments
+            rel = f"notes/step-{number}.md"
+            write_page(sample_field, rel, f"# Step {number}\n\n- The okapi number {number}. [observed]\n")
+            gen.apply(gen.plan_paths(sample_field, [rel]))
+        assert gen.segment_count() == 13 and gen.merge_plan() == "small"
+        one_page = max(gen._segment_bytes(s) for s in gen.ix._segments() if s.doc_count_all() == 1)
+        monkeypatch.setattr(indexer_mod, "SMALL_MERGE_BYTES", one_page * 3)
+        step = gen.small_merge_step()
+        assert 2 <= len(step) <= 3
+        steps = 0
+        while gen.merge_plan() == "small":
+            before = gen.segment_count()
+            gen.merge("small")
+            steps += 1
+            assert before - 3 < gen.segment_count() < before  # at most three joined, at least two
+        assert steps > 3 and gen.segment_count() <= 2
+        # The two big enough to make one step too long are left to the whole merge.
+        monkeypatch.setattr(indexer_mod, "SMALL_MERGE_BYTES", 1)
+        write_page(sample_field, "notes/step-last.md", "# Last\n\n- The last okapi. [observed]\n")
+        gen.apply(gen.plan_paths(sample_field, ["notes/step-last.md"]))
+        assert gen.small_merge_step() == [] and gen.merge_plan() == "all"
+        count = gen.segment_count()
+        gen.merge("small")
+        assert gen.segment_count() == count  # nothing committed
+        assert [h.path for h in svc.search("okapi", limit=20)].count("notes/step-last.md") == 1
+    finally:
+        svc.close()

@@ -289,3 +289,45 @@ def test_state_reports_modes_and_counts(sample_field: Path) -> None:
     finally:
         svc.close()
     assert svc.state.mode == "stopped"
+
+
+# ---------------------------------------------------------------------- how long a change waits
+def test_a_finished_write_is_read_at_once_and_a_write_in_progress_waits_for_quiet() -> None:
+    debouncer = watcher_mod.Debouncer()
+    debouncer.add("notes/a.md", now=0.0)  # written to (more may come)
+    debouncer.add("notes/b.md", now=0.05, complete=True)  # closed after writing, or renamed into place
+    assert debouncer.take_due(now=0.05 + watcher_mod.COMPLETE_QUIET + 0.001) == [("notes/b.md", False)]
+    assert debouncer.take_due(now=watcher_mod.QUIET - 0.01) == []
+    assert debouncer.take_due(now=watcher_mod.QUIET + 0.001) == [("notes/a.md", False)]
+    # Changes close together are read together (a move's two ends), whatever their waits.
+    debouncer.add("notes/old.md", now=0.5)
+    debouncer.add("notes/new.md", now=0.51, complete=True)
+    assert sorted(debouncer.take_due(now=0.51 + watcher_mod.COMPLETE_QUIET + 0.001)) == [
+        ("notes/new.md", False), ("notes/old.md", False)]
+    # A write after the close: the page is being written again, so it waits for quiet again.
+    debouncer.add("notes/c.md", now=1.0, complete=True)
+    debouncer.add("notes/c.md", now=1.005)
+    assert debouncer.take_due(now=1.005 + watcher_mod.COMPLETE_QUIET + 0.001) == []
+    assert debouncer.take_due(now=1.005 + watcher_mod.QUIET + 0.001) == [("notes/c.md", False)]
+    # Written without pause: read at the latest MAX_WAIT after the first event.
+    for step in range(40):
+        debouncer.add("notes/d.md", now=2.0 + step * 0.05)
+    assert debouncer.take_due(now=2.0 + watcher_mod.MAX_WAIT + 0.001) == [("notes/d.md", False)]
+
+
+def test_the_watcher_says_which_events_finish_a_write(tmp_path: Path) -> None:
+    root = tmp_path / "field"
+    root.mkdir()
+    seen: list[tuple[str, bool]] = []
+    watcher = watcher_mod.FieldWatcher(root, lambda rel, is_dir, complete=False: seen.append((rel, complete)),
+                                       lambda name: None)
+    watcher.start()
+    try:
+        with open(root / "written.md", "w") as handle:  # created, modified, closed after writing
+            handle.write("# One\n")
+        (root / ".renamed.md.tmp").write_text("# Two\n")
+        os.replace(root / ".renamed.md.tmp", root / "renamed.md")  # renamed into place
+        assert wait_for(lambda: ("renamed.md", True) in seen and ("written.md", True) in seen, timeout=5)
+        assert ("written.md", False) in seen  # the create and the modification came first
+    finally:
+        watcher.stop()

@@ -35,6 +35,7 @@ from whoosh import query as wq
 from whoosh.scoring import BM25FScorer
 
 from memtui.index.analysis import TEXT_FIELDS
+from memtui.index.scoring import field_lengths
 
 
 class Unsupported(Exception):
@@ -258,8 +259,9 @@ def _term(searcher, q: wq.Term, only=None) -> Scores:
         if not isinstance(scorer, BM25FScorer):
             raise Unsupported(f"scorer {type(scorer).__name__}")
         matcher, deleted = _postings(reader, q.fieldname, text, scorer)
-        idf, avgfl, b, k1, length = scorer.idf, scorer.avgfl, scorer.B, scorer.K1, scorer.dfl
-        norm_b = 1 - b
+        idf, k1 = scorer.idf, scorer.K1
+        k1_plus_1 = k1 + 1
+        denominators = _denominators(subsearcher, reader, q.fieldname, scorer)
         mine = None
         if wanted is not None:
             end = offset + reader.doc_count_all()
@@ -275,8 +277,8 @@ def _term(searcher, q: wq.Term, only=None) -> Scores:
         for docnum, weight in postings:
             if deleted and docnum in deleted:
                 continue
-            # whoosh.scoring.bm25, written out (the same operations in the same order)
-            score = idf * ((weight * (k1 + 1)) / (weight + k1 * (norm_b + b * length(docnum) / avgfl)))
+            # whoosh.scoring.bm25, written out: the same operations in the same order
+            score = idf * ((weight * k1_plus_1) / (weight + denominators[docnum]))
             out[docnum + offset] = [score * boost if boost != 1.0 else score, 1]
     return out
 
@@ -300,6 +302,25 @@ def _postings(reader, fieldname: str, text: bytes, scorer):
     if deleted is None:
         deleted = _DELETED[reader] = frozenset(perdoc.deleted_docs()) if reader.has_deletions() else frozenset()
     return terms.matcher(fieldname, text, reader.schema[fieldname].format, scorer=scorer), deleted
+
+
+_DENOMINATORS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()  # reader -> {(field, ...): [..]}
+
+
+def _denominators(subsearcher, reader, fieldname: str, scorer) -> list[float]:
+    """BM25's length part, ``K1 * ((1 - B) + B * length / avgfl)``, for every document of a
+    segment (computed as ``whoosh.scoring.bm25`` computes it), kept per reader and
+    collection statistics (the average length moves with every commit)."""
+    key = (fieldname, scorer.avgfl, scorer.B, scorer.K1)
+    per_reader = _DENOMINATORS.setdefault(reader, {})
+    found = per_reader.get(key)
+    if found is None:
+        per_reader.clear()  # an older average length: not asked again
+        k1, b, avgfl = scorer.K1, scorer.B, scorer.avgfl
+        norm_b = 1 - b
+        found = per_reader[key] = [k1 * (norm_b + b * length / avgfl)
+                                   for length in field_lengths(subsearcher, fieldname)]
+    return found
 
 
 def _probe(matcher, docnums: list[int]) -> Iterator[tuple[int, float]]:

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import datetime as _dt
 import gc
+import os
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -45,6 +46,7 @@ Progress = Callable[[int, int, str], None]
 
 WRITER_LIMIT_MB = 256
 SMALL_SEGMENT_DOCS = 500
+SMALL_MERGE_BYTES = 256 * 1024  # what one step of merging small segments reads, at most (about 50 ms)
 LOCK_TIMEOUT = 2.0
 PROGRESS_EVERY = 100
 
@@ -165,6 +167,32 @@ class IndexGeneration:
         """Segments with fewer documents than this are "small" (cheap to merge)."""
         return max(SMALL_SEGMENT_DOCS, sum(self.segment_sizes()) // 10)
 
+    def _segment_bytes(self, segment) -> int:
+        try:
+            return os.path.getsize(self.dir / segment.make_filename(segment.COMPOUND_EXT))
+        except (OSError, AttributeError):
+            return SMALL_MERGE_BYTES  # not a compound segment file: counted as a whole step
+
+    def small_merge_step(self) -> list:
+        """The small segments one merge step joins: the smallest first, at least two, while
+        their files stay within ``SMALL_MERGE_BYTES``. The writer thread commits nothing while
+        it merges, so a step is kept short (joining a dozen one-page CJK segments took half a
+        second, and a page written meanwhile waited for it); the next step, once nothing is
+        due, joins more."""
+        threshold = self.small_threshold()
+        small = sorted((segment for segment in self.ix._segments() if segment.doc_count_all() < threshold),
+                       key=self._segment_bytes)
+        chosen, total = [], 0
+        for segment in small:
+            size = self._segment_bytes(segment)
+            if len(chosen) >= 2 and total + size > SMALL_MERGE_BYTES:
+                break
+            chosen.append(segment)
+            total += size
+        if len(chosen) < 2 or total > SMALL_MERGE_BYTES * 8:
+            return []  # even the two smallest are big: the whole merge (beside, at size) joins them
+        return chosen
+
     def merge_plan(self) -> str | None:
         """What merging would help: "small" (several small segments), "all" (several large ones), None."""
         sizes = self.segment_sizes()
@@ -173,20 +201,22 @@ class IndexGeneration:
         if len(sizes) - small > 1:
             return "all"
         if small > 1:
-            return "small"
+            return "small" if self.small_merge_step() else "all"
         return None
 
     def merge(self, kind: str) -> None:
         """Merge the small segments into one ("small"), or every segment into one ("all")."""
         if kind == "all" and len(self.records) >= PARALLEL_MIN_PAGES and optimize_in_helper(self.dir):
             return  # a helper process merged everything (and held the memory that takes)
+        chosen = {segment.segment_id() for segment in self.small_merge_step()} if kind != "all" else set()
+        if kind != "all" and not chosen:
+            return  # nothing small enough to join in one step (merge_plan says "all" then)
         writer = self._writer()
-        threshold = self.small_threshold()
 
         def small_only(w, segments):
             keep = []
             for segment in segments:
-                if segment.doc_count_all() < threshold:
+                if segment.segment_id() in chosen:
                     w.add_reader(SegmentReader(w.storage, w.schema, segment))
                 else:
                     keep.append(segment)

@@ -230,6 +230,7 @@ class BackgroundOptimize:
 
     def __init__(self, gen_dir: Path) -> None:
         self.worker = _Worker(0)
+        _lower_priority(self.worker.proc.pid)
         self.worker.send(("optimize", _absolute(gen_dir)))
 
     def result(self) -> bool | None:
@@ -246,6 +247,19 @@ class BackgroundOptimize:
 
     def stop(self) -> None:
         self.worker.stop()
+
+
+BACKGROUND_NICENESS = 10
+
+
+def _lower_priority(pid: int) -> None:
+    """A merge nobody waits for yields the processor to the one that commits what agents write
+    and answers searches (on two cores, a 10,000-page CJK merge beside put the p95 of
+    write-to-searchable at 405 ms instead of under 100 ms)."""
+    try:
+        os.setpriority(os.PRIO_PROCESS, pid, os.getpriority(os.PRIO_PROCESS, pid) + BACKGROUND_NICENESS)
+    except (AttributeError, OSError):
+        pass  # no priorities here (Windows), or not allowed: the merge runs as it is
 
 
 def optimize_in_helper(gen_dir: Path) -> bool:

@@ -40,6 +40,7 @@ from __future__ import annotations
 
 import fnmatch
 import os
+import posixpath
 import re
 import threading
 import time
@@ -793,7 +794,7 @@ class CandidateText:
         self.lang = stored.get("lang") or ""
         title = stored.get("title") if isinstance(stored.get("title"), str) else cand.record.title
         summary = stored.get("summary") if isinstance(stored.get("summary"), str) else ""
-        self.names = (title or "", Path(cand.path).stem)
+        self.names = (title or "", posixpath.splitext(posixpath.basename(cand.path))[0])
         self.summary = summary or ""
         head = stored.get("head")
         self.head = frozenset(head.split()) if isinstance(head, str) else frozenset()
@@ -881,13 +882,15 @@ def _cjk_chain(alternatives: tuple[tuple[str, ...], ...]) -> str | None:
 def phrase_body(root: Path, path: str) -> str | None:
     """A page's body for the phrase check: as ``page_body`` (cached), or, for a page longer
     than snippets read, the whole of it up to the parse limit (not cached)."""
-    abspath = str(root / path)
+    abspath = os.path.join(root, path)  # (not pathlib: this runs for every candidate of a search)
     try:
-        size = os.stat(abspath, follow_symlinks=False).st_size
+        st = os.stat(abspath, follow_symlinks=False)
     except OSError:
         return None
+    size = st.st_size
     if size <= SNIPPET_READ_BYTES:
-        return page_body(root, path)
+        found = body_and_line(root, path, st=st)
+        return found[0] if found is not None else None
     if size > MAX_PARSE_BYTES:
         return large_page_text(abspath)  # indexed as text, never parsed
     result = read_bytes_safely(abspath)
@@ -1176,14 +1179,16 @@ def page_body(root: Path, path: str) -> str | None:
     return found[0] if found is not None else None
 
 
-def body_and_line(root: Path, path: str) -> tuple[str, int] | None:
+def body_and_line(root: Path, path: str, *, st: os.stat_result | None = None) -> tuple[str, int] | None:
     """A page's body text and the line of the file it starts on (1-based), cached by path,
-    size and mtime; only the first ``SNIPPET_READ_BYTES`` of a page are read."""
-    abspath = str(root / path)
-    try:
-        st = os.stat(abspath, follow_symlinks=False)
-    except OSError:
-        return None
+    size and mtime; only the first ``SNIPPET_READ_BYTES`` of a page are read (``st``: its
+    stat, when the caller has just made it)."""
+    abspath = os.path.join(root, path)
+    if st is None:
+        try:
+            st = os.stat(abspath, follow_symlinks=False)
+        except OSError:
+            return None
     key = (abspath, st.st_size, st.st_mtime_ns)
     with _bodies_lock:
         found = _BODIES.get(key)

@@ -650,8 +650,8 @@ class IndexService:
         self._requests.add(what)
         self._wake.set()
 
-    def _on_path(self, rel: str, is_dir: bool) -> None:
-        self._debouncer.add(rel, is_dir)
+    def _on_path(self, rel: str, is_dir: bool, complete: bool = False) -> None:
+        self._debouncer.add(rel, is_dir, complete=complete)
         self._wake.set()
 
     def _on_barrier(self, name: str) -> None:

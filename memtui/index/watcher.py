@@ -1,7 +1,7 @@
 """Watch a field for changes with watchdog; events are only hints.
 
 ``FieldWatcher`` runs a watchdog observer over the field and turns its events
-into relative paths handed to ``on_path`` (a file) or ``on_path(..., True)`` (a
+into relative paths handed to ``on_path`` (a file) or ``on_path(..., True, ...)`` (a
 folder). Nothing here reads a page: the writer thread waits until a path has
 been quiet for ``QUIET`` seconds (``Debouncer``), then stats and hashes the real
 file. That is what makes every editor's way of saving look the same: writing a
@@ -61,7 +61,11 @@ from memtui.store import locations
 logging.getLogger("watchdog").addHandler(logging.NullHandler())
 warnings.filterwarnings("ignore", message="Callback with id .* already exists", category=RuntimeWarning)
 
-QUIET = 0.1  # a path must be quiet this long before it is read
+QUIET = 0.1  # a path must be quiet this long before it is read ...
+# ... or this long after it was closed after writing or renamed into place: a finished
+# write (editors and agents write a temp file and rename it). Still a moment, so that a
+# burst of pages lands in one commit.
+COMPLETE_QUIET = 0.02
 MAX_WAIT = 1.0  # ... but is read at the latest this long after its first event
 GRACE = 0.03  # paths whose last events are this close are read in the same batch (a move's two ends)
 POLL_INTERVAL = 2.0
@@ -104,6 +108,7 @@ class _Pending:
     first: float
     last: float
     is_dir: bool
+    quiet: float  # of its latest event
 
 
 class Debouncer:
@@ -115,18 +120,22 @@ class Debouncer:
         self._pending: dict[str, _Pending] = {}
         self._lock = threading.Lock()
 
-    def add(self, rel: str, is_dir: bool = False, now: float | None = None) -> None:
+    def add(self, rel: str, is_dir: bool = False, now: float | None = None, *, complete: bool = False) -> None:
+        """A change at ``rel``; ``complete``: the file was closed after writing or renamed into
+        place, so it is read after ``COMPLETE_QUIET`` unless another change follows."""
         now = time.monotonic() if now is None else now
+        quiet = min(self.quiet, COMPLETE_QUIET) if complete else self.quiet
         with self._lock:
             item = self._pending.get(rel)
             if item is None:
-                self._pending[rel] = _Pending(now, now, is_dir)
+                self._pending[rel] = _Pending(now, now, is_dir, quiet)
             else:
                 item.last = now
                 item.is_dir = item.is_dir or is_dir
+                item.quiet = quiet
 
     def _due_at(self, item: _Pending) -> float:
-        return min(item.last + self.quiet, item.first + self.max_wait)
+        return min(item.last + item.quiet, item.first + self.max_wait)
 
     def take_due(self, now: float | None = None) -> list[tuple[str, bool]]:
         now = time.monotonic() if now is None else now
@@ -136,7 +145,7 @@ class Debouncer:
                 # Take along what happened together with them, even if its own wait is not over.
                 latest = max(self._pending[rel].last for rel in due)
                 taken = set(due)
-                due += [rel for rel, item in self._pending.items() if rel not in taken and item.last <= latest + GRACE]
+                due += [rel for rel, item in self._pending.items() if rel not in taken and abs(item.last - latest) <= GRACE]
             return [(rel, self._pending.pop(rel).is_dir) for rel in due]
 
     def next_due(self) -> float | None:
@@ -236,7 +245,7 @@ class FieldWatcher:
     def __init__(
         self,
         root: Path,
-        on_path: Callable[[str, bool], None],
+        on_path: Callable[[str, bool, bool], None],
         on_barrier: Callable[[str], None],
         scope: Scope = PLAIN_SCOPE,
     ) -> None:
@@ -307,10 +316,10 @@ class FieldWatcher:
         return text[len(self._prefix) :].replace(os.sep, "/")
 
     def _route(self, event: FileSystemEvent) -> None:
-        paths = [event.src_path]
+        paths = [(event.src_path, isinstance(event, FileClosedEvent))]
         if isinstance(event, (FileMovedEvent, DirMovedEvent)) and event.dest_path:
-            paths.append(event.dest_path)
-        for path in paths:
+            paths.append((event.dest_path, isinstance(event, FileMovedEvent)))  # renamed into place: whole
+        for path, complete in paths:
             rel = self._rel(path)
             if rel is None:
                 continue
@@ -318,7 +327,7 @@ class FieldWatcher:
                 self.on_barrier(rel.rsplit("/", 1)[-1])
                 continue
             if relevant(rel, event.is_directory, self.scope):
-                self.on_path(rel, event.is_directory)
+                self.on_path(rel, event.is_directory, complete)
 
 
 def _stop_observer(observer: BaseObserver) -> None:
