@@ -39,8 +39,9 @@ from memtui.index.analysis import build_schema, codec
 from memtui.index.fastwrite import FastSegmentWriter
 from memtui.index.model import ChangeBatch
 from memtui.index.parallel import PARALLEL_MIN_PAGES, optimize_in_helper
+from memtui.index.record_table import RecordTable, read_snapshot, write_snapshot
 from memtui.index.records import PageDoc, PageRecord, compute_statuses, read_page_doc
-from memtui.index.store import UntrustedIndex
+from memtui.index.store import UntrustedIndex, replace_file
 
 Progress = Callable[[int, int, str], None]
 
@@ -72,7 +73,7 @@ class Plan:
 class IndexGeneration:
     """A Whoosh index in one generation folder, with the records of the pages it holds."""
 
-    def __init__(self, gen_dir: Path, ix, records: dict[str, PageRecord]) -> None:
+    def __init__(self, gen_dir: Path, ix, records: dict[str, PageRecord] | RecordTable) -> None:
         self.dir = gen_dir
         self.ix = ix
         self.records = records
@@ -83,29 +84,65 @@ class IndexGeneration:
         # other page's status (None: not known yet, compute everything).
         self.references: list[tuple[str, str]] | None = None
 
+    @property
+    def records(self) -> RecordTable:
+        return self._records
+
+    @records.setter
+    def records(self, records: dict[str, PageRecord] | RecordTable) -> None:
+        """A table of this generation's records (a copy of another generation's reads from this one)."""
+        if isinstance(records, RecordTable):
+            table = records.copy()
+            table._loader = self._load_records
+        else:
+            table = RecordTable(records, loader=self._load_records)
+        self._records = table
+
+    def _load_records(self, paths: Iterable[str] | None) -> dict[str, PageRecord]:
+        """Records read from the index: of ``paths``, or of every page (one pass over the index)."""
+        found: dict[str, PageRecord] = {}
+        with self.ix.reader() as reader:
+            if paths is None:
+                for _, stored in reader.iter_docs():
+                    record = _record_of_stored(stored)
+                    found[record.path] = record
+                return found
+            for path in paths:
+                docnum = reader.first_id("path", path)
+                if docnum is not None:
+                    found[path] = _record_of_stored(reader.stored_fields(docnum))
+        return found
+
+    def save_snapshot(self) -> bool:
+        """Write the records' snapshot for the current commit (see ``record_table``); False when
+        nothing changed since the one it has."""
+        if not self._records.changed:
+            return False
+        write_snapshot(self.dir, self.ix.latest_generation(), self._records, replace_file)
+        return True
+
     @classmethod
     def create(cls, gen_dir: Path) -> IndexGeneration:
         ix = whoosh_index.create_in(str(gen_dir), build_schema())
         return cls(gen_dir, ix, {})
 
     @classmethod
-    def open(cls, gen_dir: Path, *, status_day: str | None = None) -> IndexGeneration:
-        """Open a generation whose manifest was checked; read its records."""
+    def open(cls, gen_dir: Path, *, status_day: str | None = None, toc: int | None = None) -> IndexGeneration:
+        """Open a generation whose manifest was checked (at commit ``toc``); its records from
+        the snapshot of that commit if there is one, else read from the index."""
         try:
             ix = whoosh_index.open_dir(str(gen_dir), schema=build_schema())
-            records: dict[str, PageRecord] = {}
-            with ix.reader() as reader:
-                for _, stored in reader.iter_docs():
-                    path = stored.get("path")
-                    record = PageRecord.from_stored(path, stored.get("rec")) if isinstance(path, str) else None
-                    if record is None:
-                        raise UntrustedIndex("a page record in the index is damaged")
-                    records[path] = record
+            generation = cls(gen_dir, ix, {})
+            stubs = read_snapshot(gen_dir, toc) if toc is not None and toc == ix.latest_generation() else None
+            if stubs is not None and len(stubs) == ix.doc_count():
+                generation._records = RecordTable(stubs=stubs, loader=generation._load_records)
+                generation.references = generation._records.references()
+            else:
+                generation.records = generation._load_records(None)
         except UntrustedIndex:
             raise
         except Exception as exc:  # noqa: BLE001 - Whoosh raises many kinds of errors for a damaged index
             raise UntrustedIndex(f"the index does not open: {type(exc).__name__}: {exc}") from None
-        generation = cls(gen_dir, ix, records)
         if status_day:
             generation.status_day = status_day
         return generation
@@ -259,7 +296,7 @@ class IndexGeneration:
                 doc.record.status, doc.record.successors = known.status, known.successors
             plan.docs[path] = doc
         # A removal and an addition of the same bytes in one batch is a move.
-        removed_by_hash = {self.records[p].sha256: p for p in plan.removed}
+        removed_by_hash = {self.records.sha256(p): p for p in plan.removed}
         for path in added:
             old = removed_by_hash.pop(plan.docs[path].record.sha256, None)
             if old is not None:
@@ -292,7 +329,7 @@ class IndexGeneration:
             return
         if not force and self.status_day == today() and self._plan_statuses_locally(root, plan):
             return
-        merged = dict(self.records)
+        merged = dict(self.records.load_all())  # a whole computation: every record
         for path in plan.removed:
             merged.pop(path, None)
         for path, doc in plan.docs.items():
@@ -384,13 +421,21 @@ class IndexGeneration:
         return self.plan_paths(root, suspects, rescanned=True)
 
     def _unchanged(self, entry: ScanEntry) -> bool:
-        known = self.records.get(entry.path)
+        known = self.records.stamp(entry.path)
         return (
             known is not None
-            and known.size == entry.size
-            and known.mtime_ns == entry.mtime_ns
-            and sidecar_unchanged(known.side, entry.side)
+            and known[0] == entry.size
+            and known[1] == entry.mtime_ns
+            and sidecar_unchanged(known[2], entry.side)
         )
+
+
+def _record_of_stored(stored: dict) -> PageRecord:
+    path = stored.get("path")
+    record = PageRecord.from_stored(path, stored.get("rec")) if isinstance(path, str) else None
+    if record is None:
+        raise UntrustedIndex("a page record in the index is damaged")
+    return record
 
 
 def _references(records: dict[str, PageRecord]) -> list[tuple[str, str]]:

@@ -367,6 +367,8 @@ class IndexService:
         if self._thread is not None:
             self._thread.join(timeout=30)
         self._cancel_merge_beside()
+        if self._thread is None or not self._thread.is_alive():
+            self._save_snapshot()
         with self._search_lock:
             if self._searcher is not None:
                 with contextlib.suppress(Exception):
@@ -426,7 +428,7 @@ class IndexService:
                     recipe_changed = True
                     reason = "the index recipe changed"
                 else:
-                    self._gen = IndexGeneration.open(gen_dir, status_day=manifest.status_day)
+                    self._gen = IndexGeneration.open(gen_dir, status_day=manifest.status_day, toc=manifest.toc)
                     self._gen.reader = self.reader
                     self._manifest = manifest
             except UntrustedIndex as exc:
@@ -493,6 +495,7 @@ class IndexService:
                 gen.build(docs, len(docs), progress)
                 del docs
             gen.reader = self.reader
+            gen.save_snapshot()
             manifest = write_manifest(new_dir, self.recipe, status_day=today(), pages=len(gen.records))
         except BaseException:
             shutil.rmtree(new_dir, ignore_errors=True)
@@ -748,7 +751,7 @@ class IndexService:
             shutil.rmtree(new_dir, ignore_errors=True)
             self._merge_failed_at = time.monotonic()
             return
-        self._merge = _MergeBeside(job, new_dir, dict(gen.records), gen.status_day)
+        self._merge = _MergeBeside(job, new_dir, gen.records.copy(), gen.status_day)
 
     def _cancel_merge_beside(self) -> None:
         job, self._merge = self._merge, None
@@ -780,6 +783,8 @@ class IndexService:
             merged.status_day = job.status_day
             if job.dirty:  # what was committed to the old generation meanwhile, read again
                 merged.apply(merged.plan_paths(self.root, sorted(job.dirty)))
+            merged.records.changed = True  # its records are all known: a snapshot of the merged commit
+            merged.save_snapshot()
             manifest = write_manifest(job.dir, self.recipe, status_day=merged.status_day, pages=len(merged.records))
         except Exception:  # noqa: BLE001 - the old generation goes on serving; retry later
             self._merge_failed_at = time.monotonic()
@@ -843,6 +848,20 @@ class IndexService:
         self._manifest = write_manifest(
             gen.dir, self.recipe, status_day=gen.status_day, pages=len(gen.records), previous=self._manifest
         )
+
+    def _save_snapshot(self) -> None:
+        """The next warm open reads the page stamps from a snapshot instead of every record
+        (``record_table``): written when the writer stops, if anything changed."""
+        gen = self._gen
+        if not self._writer or gen is None or self._frozen or self.read_only:
+            return
+        try:
+            if gen.save_snapshot():
+                self._manifest = write_manifest(
+                    gen.dir, self.recipe, status_day=gen.status_day, pages=len(gen.records), previous=self._manifest
+                )
+        except (OSError, LookupError):
+            pass  # a cache: the next open reads the records from the index
 
     def _notify(self, batch: ChangeBatch) -> None:
         for callback in list(self._subscribers):
