@@ -10,7 +10,7 @@ import json
 from pathlib import Path
 
 from memtui.index import IndexService
-from memtui.index.record_table import SNAPSHOT_FILE, RecordTable, Stub
+from memtui.index.record_table import SNAPSHOT_FILE, RecordTable, read_snapshot
 from tests.helpers import write_page
 from tests.helpers_index import assert_matches_folder, page, search_paths, wait_for
 
@@ -124,7 +124,7 @@ def test_a_forged_snapshot_is_never_read(sample_field: Path, tmp_path: Path) -> 
     first.close()
     snapshot = first.generation_dir / SNAPSHOT_FILE
     data = json.loads(snapshot.read_bytes())
-    data["pages"] = [[p[0], 1, 1, "0" * 64, None, "current", [], []] for p in data["pages"]]
+    data["sizes"] = [1 for _ in data["sizes"]]
     snapshot.write_bytes(json.dumps(data).encode())  # the manifest's hash no longer matches
     svc = _open(sample_field, index_dir)
     try:
@@ -134,8 +134,19 @@ def test_a_forged_snapshot_is_never_read(sample_field: Path, tmp_path: Path) -> 
         svc.close()
 
 
-def test_stubs_refuse_malformed_rows() -> None:
-    assert Stub.from_json(["a.md", 1, 2, "ab", None, "current", [], []]) is not None
-    for bad in (["a.md", "1", 2, "ab", None, "current", [], []], ["a.md", 1, 2, "ab", "side", "current", [], []],
-                ["a.md", 1, 2, "ab", None, "current", [3], []], ["a.md", 1], None, "a.md"):
-        assert Stub.from_json(bad) is None
+def test_a_malformed_snapshot_is_not_used(tmp_path: Path) -> None:
+    good = {"format": 2, "toc": 3, "paths": ["a.md", "b.md"], "sizes": [1, 2], "mtimes": [5, 6],
+            "sides": [None, [1, 10, 11]], "refs": {"b.md": ["a"]}}
+
+    def read(**change):
+        (tmp_path / SNAPSHOT_FILE).write_text(json.dumps({**good, **change}))
+        return read_snapshot(tmp_path, 3)
+
+    stamps, refs = read()
+    assert stamps == {"a.md": (1, 5, None), "b.md": (2, 6, [1, 10, 11])} and refs == {"b.md": ("a",)}
+    assert read_snapshot(tmp_path, 4) is None  # another commit
+    for change in ({"format": 1}, {"paths": ["a.md", 7]}, {"paths": ["a.md", "a.md"]}, {"sizes": [1]},
+                   {"sides": [None, "x"]}, {"refs": {"b.md": "a"}}, {"refs": {"b.md": [1]}}, {"refs": []}):
+        assert read(**change) is None, change
+    (tmp_path / SNAPSHOT_FILE).write_text("not json")
+    assert read_snapshot(tmp_path, 3) is None

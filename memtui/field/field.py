@@ -9,6 +9,7 @@ modification time have not changed, so re-opening a large field is stat-only.
 from __future__ import annotations
 
 import fnmatch
+import operator
 import os
 import re
 import time
@@ -49,8 +50,11 @@ def is_scratch_name(name: str) -> bool:
 
 
 def is_page_name(name: str) -> bool:
-    """Is a file with this name a page (a ``*.md`` that is not an editor's scratch file)?"""
-    return name.endswith(".md") and not is_scratch_name(name)
+    """Is a file with this name a page (a ``*.md`` that is not an editor's scratch file)?
+
+    Of ``SCRATCH_NAMES``, only ``.#*`` (an Emacs lock) can end in ``.md``: tested alone,
+    this runs for every file of every scan."""
+    return name.endswith(".md") and not name.startswith(".#")
 
 
 @dataclass(frozen=True, slots=True)
@@ -201,9 +205,12 @@ def scan_field(root: Path, scope: Scope = PLAIN_SCOPE) -> ScanResult:
                 except OSError:
                     side = None
             entries.append(ScanEntry(rel, st.st_size, st.st_mtime_ns, side))
-    entries.sort(key=lambda e: e.path)
+    entries.sort(key=_entry_path)
     skipped.sort()
     return ScanResult(entries, problems, files, skipped)
+
+
+_entry_path = operator.attrgetter("path")
 
 
 class PageReader(Protocol):

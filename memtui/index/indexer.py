@@ -31,7 +31,6 @@ from memtui.field.field import (
     is_page_path,
     scan,
     side_matches,
-    sidecar_unchanged,
 )
 from memtui.field.history import CURRENT, History
 from memtui.field.page import PageInfo
@@ -133,9 +132,9 @@ class IndexGeneration:
         try:
             ix = whoosh_index.open_dir(str(gen_dir), schema=build_schema())
             generation = cls(gen_dir, ix, {})
-            stubs = read_snapshot(gen_dir, toc) if toc is not None and toc == ix.latest_generation() else None
-            if stubs is not None and len(stubs) == ix.doc_count():
-                generation._records = RecordTable(stubs=stubs, loader=generation._load_records)
+            snapshot = read_snapshot(gen_dir, toc) if toc is not None and toc == ix.latest_generation() else None
+            if snapshot is not None and len(snapshot[0]) == ix.doc_count():
+                generation._records = RecordTable(stubs=snapshot[0], loader=generation._load_records, refs=snapshot[1])
                 generation.references = generation._records.references()
             else:
                 generation.records = generation._load_records(None)
@@ -415,19 +414,10 @@ class IndexGeneration:
         ``extra``); ``scanned``: a scan of it with the reader's scope made just before."""
         # scan lists pages only (field.is_page_name)
         entries = scanned.entries if scanned is not None else scan(root, self.reader.scope)[0]
-        suspects = list(extra) + [e.path for e in entries if not self._unchanged(e)]
+        suspects = list(extra) + self.records.differing(entries)
         present = {e.path for e in entries}
         suspects += [p for p in self.records if p not in present]
         return self.plan_paths(root, suspects, rescanned=True)
-
-    def _unchanged(self, entry: ScanEntry) -> bool:
-        known = self.records.stamp(entry.path)
-        return (
-            known is not None
-            and known[0] == entry.size
-            and known[1] == entry.mtime_ns
-            and sidecar_unchanged(known[2], entry.side)
-        )
 
 
 def _record_of_stored(stored: dict) -> PageRecord:

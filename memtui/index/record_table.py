@@ -9,16 +9,15 @@ only each page's size, mtime and sidecar stamp.
 So a generation also keeps a **snapshot** (``memtui-records.json``) of those stamps,
 written when its records are all known and the index does not move under it (after a
 build, after the whole merge beside, when the writer closes): for each page its size,
-mtime, SHA-256, sidecar stamp, status, successors and the references of its
-``supersedes``/``superseded_by``. It holds the Whoosh table-of-contents generation it
+mtime and sidecar stamp, and the references of its ``supersedes``/``superseded_by``. It holds the Whoosh table-of-contents generation it
 describes; a snapshot of another commit is not used (the records are read from the index
 as before). It is one of the generation's files, so the signed manifest vouches for it
 like any other.
 
 ``RecordTable`` is a mapping ``path -> PageRecord``: pages from the snapshot are *stubs*
 until asked for, then read from the index (one lookup by path, or all at once when
-every record is needed, as a whole status computation does). ``stamp``, ``sha256``,
-``status`` and ``references`` answer from the stubs.
+every record is needed, as a whole status computation does). ``stamp`` and
+``references`` answer from the stubs.
 """
 
 from __future__ import annotations
@@ -26,50 +25,24 @@ from __future__ import annotations
 import json
 from collections.abc import Callable, Iterable, Iterator, MutableMapping
 from pathlib import Path
-from typing import Any, NamedTuple
 
+from memtui.field.field import sidecar_unchanged
 from memtui.index.records import PageRecord
 
 SNAPSHOT_FILE = "memtui-records.json"
-SNAPSHOT_FORMAT = 1
+SNAPSHOT_FORMAT = 2
 
 
-class Stub(NamedTuple):
-    """A page's record as far as a warm open, a rescan and the supersede graph need it."""
+Stamp = tuple  # (size, mtime_ns, sidecar stamp as PageRecord.side holds it)
 
-    size: int
-    mtime_ns: int
-    sha256: str
-    side: list | None
-    status: str
-    successors: tuple[str, ...]
-    references: tuple[str, ...]  # the targets of its supersedes / superseded_by
 
-    @classmethod
-    def of(cls, record: PageRecord) -> Stub:
-        info = record.page_info()
-        return cls(record.size, record.mtime_ns, record.sha256, record.side, record.status,
-                   tuple(record.successors), (*info.supersedes, *info.superseded_by))
+def stamp_of(record: PageRecord) -> Stamp:
+    return record.size, record.mtime_ns, record.side
 
-    def to_json(self, path: str) -> list:
-        return [path, self.size, self.mtime_ns, self.sha256, self.side, self.status,
-                list(self.successors), list(self.references)]
 
-    @classmethod
-    def from_json(cls, item: Any) -> tuple[str, Stub] | None:
-        try:
-            path, size, mtime_ns, sha, side, status, successors, references = item
-        except (TypeError, ValueError):
-            return None
-        if not (isinstance(path, str) and isinstance(size, int) and isinstance(mtime_ns, int)
-                and isinstance(sha, str) and isinstance(status, str)):
-            return None
-        if not (side is None or isinstance(side, list)):
-            return None
-        if not (isinstance(successors, list) and isinstance(references, list)
-                and all(isinstance(s, str) for s in (*successors, *references))):
-            return None
-        return path, cls(size, mtime_ns, sha, side, status, tuple(successors), tuple(references))
+def references_of(record: PageRecord) -> tuple[str, ...]:
+    info = record.page_info()
+    return (*info.supersedes, *info.superseded_by)
 
 
 # Reads the records of some pages from the index (all of them when given None).
@@ -79,10 +52,11 @@ Loader = Callable[[Iterable[str] | None], dict[str, PageRecord]]
 class RecordTable(MutableMapping):
     """``path -> PageRecord`` of a generation; see the module docstring."""
 
-    def __init__(self, full: dict[str, PageRecord] | None = None, stubs: dict[str, Stub] | None = None,
-                 loader: Loader | None = None) -> None:
+    def __init__(self, full: dict[str, PageRecord] | None = None, stubs: dict[str, Stamp] | None = None,
+                 loader: Loader | None = None, refs: dict[str, tuple[str, ...]] | None = None) -> None:
         self._full: dict[str, PageRecord] = dict(full or {})
-        self._stubs: dict[str, Stub] = dict(stubs or {})
+        self._stubs: dict[str, Stamp] = dict(stubs or {})  # pages not read yet: their stamps
+        self._refs: dict[str, tuple[str, ...]] = dict(refs or {})  # of the stubs that have references
         self._loader = loader
         self.changed = bool(self._full) or not self._stubs  # since the snapshot it came from
 
@@ -102,9 +76,11 @@ class RecordTable(MutableMapping):
     def __setitem__(self, path: str, record: PageRecord) -> None:
         self._full[path] = record
         self._stubs.pop(path, None)
+        self._refs.pop(path, None)
         self.changed = True
 
     def __delitem__(self, path: str) -> None:
+        self._refs.pop(path, None)
         if self._full.pop(path, None) is None and self._stubs.pop(path, None) is None:
             raise KeyError(path)
         self.changed = True
@@ -113,6 +89,7 @@ class RecordTable(MutableMapping):
         """Remove a page; its record if it was read, else ``default`` (a stub is not read for this)."""
         if path in self._full or path in self._stubs:
             self.changed = True
+        self._refs.pop(path, None)
         found = self._full.pop(path, None)
         if self._stubs.pop(path, None) is not None or found is not None:
             return found if found is not None else (default[0] if default else None)
@@ -139,40 +116,43 @@ class RecordTable(MutableMapping):
         return self._full.items()
 
     def copy(self) -> RecordTable:
-        table = RecordTable(self._full, self._stubs, self._loader)
+        table = RecordTable(self._full, self._stubs, self._loader, self._refs)
         table.changed = self.changed
         return table
 
     # ------------------------------------------------------------------ without loading
-    def stub(self, path: str) -> Stub | None:
-        found = self._full.get(path)
-        if found is not None:
-            return Stub.of(found)
-        return self._stubs.get(path)
-
-    def stamp(self, path: str) -> tuple[int, int, list | None] | None:
+    def stamp(self, path: str) -> Stamp | None:
         """Size, mtime and the sidecar stamp the page was indexed with."""
         found = self._full.get(path)
         if found is not None:
             return found.size, found.mtime_ns, found.side
-        stub = self._stubs.get(path)
-        return (stub.size, stub.mtime_ns, stub.side) if stub is not None else None
+        return self._stubs.get(path)
 
-    def sha256(self, path: str) -> str | None:
-        found = self._full.get(path)
-        if found is not None:
-            return found.sha256
-        stub = self._stubs.get(path)
-        return stub.sha256 if stub is not None else None
+    def differing(self, entries: Iterable) -> list[str]:
+        """The paths of scan entries (``field.ScanEntry``) whose size, mtime or sidecar differ
+        from what was indexed, or that were not indexed (the folder compared with the index)."""
+        full, stubs = self._full, self._stubs
+        out = []
+        for entry in entries:
+            path = entry.path
+            record = full.get(path)
+            stamp = (record.size, record.mtime_ns, record.side) if record is not None else stubs.get(path)
+            if stamp is None or stamp[0] != entry.size or stamp[1] != entry.mtime_ns \
+                    or not sidecar_unchanged(stamp[2], entry.side):
+                out.append(path)
+        return out
+
+    def sha256(self, path: str) -> str:
+        return self[path].sha256  # a stub is read for it (a page removed: its bytes may have moved)
 
     def references(self) -> list[tuple[str, str]]:
         """Every (page, target) of a ``supersedes`` or ``superseded_by``."""
         out: list[tuple[str, str]] = []
         for path, record in self._full.items():
-            info = record.page_info()
-            out.extend((path, target) for target in (*info.supersedes, *info.superseded_by))
-        for path, stub in self._stubs.items():
-            out.extend((path, target) for target in stub.references)
+            out.extend((path, target) for target in references_of(record))
+        for path, targets in self._refs.items():
+            if path in self._stubs:
+                out.extend((path, target) for target in targets)
         return out
 
     @property
@@ -197,33 +177,62 @@ class RecordTable(MutableMapping):
                 raise LookupError(f"the index has no record of {path} though its snapshot lists it")
             self._full[path] = record
             self._stubs.pop(path, None)
+            self._refs.pop(path, None)
 
 
 # ---------------------------------------------------------------------- the snapshot file
 def write_snapshot(gen_dir: Path, toc: int, table: RecordTable, write: Callable[[Path, bytes], None]) -> None:
-    """Write the stubs of every record of ``table`` as the snapshot of commit ``toc``."""
-    pages = [table.stub(path).to_json(path) for path in table]
-    data = json.dumps({"format": SNAPSHOT_FORMAT, "toc": toc, "pages": pages}, separators=(",", ":")).encode()
-    write(gen_dir / SNAPSHOT_FILE, data)
+    """Write the stamps and references of every page of ``table`` as the snapshot of commit ``toc``."""
+    paths = list(table)
+    stamps = [table.stamp(path) for path in paths]
+    refs = {}
+    for path in paths:
+        record = table._full.get(path)
+        targets = references_of(record) if record is not None else table._refs.get(path, ())
+        if targets:
+            refs[path] = list(targets)
+    payload = {
+        "format": SNAPSHOT_FORMAT,
+        "toc": toc,
+        "paths": paths,
+        "sizes": [stamp[0] for stamp in stamps],
+        "mtimes": [stamp[1] for stamp in stamps],
+        "sides": [stamp[2] for stamp in stamps],
+        "refs": refs,
+    }
+    write(gen_dir / SNAPSHOT_FILE, json.dumps(payload, separators=(",", ":")).encode())
     table.changed = False
 
 
-def read_snapshot(gen_dir: Path, toc: int | None) -> dict[str, Stub] | None:
-    """The stubs of the snapshot of commit ``toc``; None when there is none, it describes
-    another commit, or it is damaged (the records are read from the index then)."""
+def read_snapshot(gen_dir: Path, toc: int | None) -> tuple[dict[str, Stamp], dict[str, tuple[str, ...]]] | None:
+    """The stamps and references of the snapshot of commit ``toc``; None when there is none,
+    it describes another commit, or it is malformed (the records are read from the index then).
+
+    Columns, not rows: 100,000 pages load in a fraction of a second. A stamp is only ever
+    compared with the folder's, so a wrong one makes a page be read again, nothing worse;
+    what could break a comparison (a path that is not text, a sidecar stamp that is not a
+    list) makes the whole snapshot unused.
+    """
     try:
         data = json.loads((gen_dir / SNAPSHOT_FILE).read_bytes())
     except (OSError, ValueError):
         return None
-    if not isinstance(data, dict) or data.get("format") != SNAPSHOT_FORMAT or data.get("toc") != toc or toc is None:
+    if not isinstance(data, dict) or data.get("format") != SNAPSHOT_FORMAT or toc is None or data.get("toc") != toc:
         return None
-    pages = data.get("pages")
-    if not isinstance(pages, list):
+    paths, sizes, mtimes, sides, refs = (data.get(k) for k in ("paths", "sizes", "mtimes", "sides", "refs"))
+    if not (isinstance(paths, list) and isinstance(sizes, list) and isinstance(mtimes, list)
+            and isinstance(sides, list) and isinstance(refs, dict)):
         return None
-    stubs: dict[str, Stub] = {}
-    for item in pages:
-        parsed = Stub.from_json(item)
-        if parsed is None:
+    if not len(paths) == len(sizes) == len(mtimes) == len(sides):
+        return None
+    if not all(isinstance(path, str) for path in paths) or not all(s is None or type(s) is list for s in sides):
+        return None
+    references: dict[str, tuple[str, ...]] = {}
+    for path, targets in refs.items():
+        if not isinstance(targets, list) or not all(isinstance(t, str) for t in targets):
             return None
-        stubs[parsed[0]] = parsed[1]
-    return stubs
+        references[path] = tuple(targets)
+    stamps = dict(zip(paths, zip(sizes, mtimes, sides)))
+    if len(stamps) != len(paths):
+        return None  # a page listed twice
+    return stamps, references
