@@ -266,20 +266,26 @@ def _term(searcher, q: wq.Term, only=None) -> Scores:
         if wanted is not None:
             end = offset + reader.doc_count_all()
             mine = [d - offset for d in wanted if offset <= d < end]
-        if mine is not None and len(mine) * PROBE_COST < matcher.doc_frequency() if hasattr(matcher, "doc_frequency") \
-                else mine is not None and len(mine) * PROBE_COST < reader.doc_frequency(q.fieldname, text):
-            postings = _probe(matcher, mine)
+        keep = None
+        if mine is not None and len(mine) * PROBE_COST < reader.doc_frequency(q.fieldname, text):
+            found = list(_probe(matcher, mine))  # a few pages: looked up
+            blocks = [([d for d, _ in found], [w for _, w in found])] if found else []
         else:
-            postings = ((docnum, weight) for ids, weights in _blocks(matcher) for docnum, weight in zip(ids, weights))
-            if mine is not None:
-                keep = set(mine)
-                postings = ((docnum, weight) for docnum, weight in postings if docnum in keep)
-        for docnum, weight in postings:
-            if deleted and docnum in deleted:
-                continue
+            blocks = _blocks(matcher)
+            keep = set(mine) if mine is not None else None
+        for ids, weights in blocks:
+            if keep is not None or deleted:
+                pairs = [(d, w) for d, w in zip(ids, weights) if (keep is None or d in keep) and d not in deleted]
+                if not pairs:
+                    continue
+                ids, weights = zip(*pairs)
             # whoosh.scoring.bm25, written out: the same operations in the same order
-            score = idf * ((weight * k1_plus_1) / (weight + denominators[docnum]))
-            out[docnum + offset] = [score * boost if boost != 1.0 else score, 1]
+            scores = [idf * ((w * k1_plus_1) / (w + denominators[d])) for d, w in zip(ids, weights)]
+            if boost != 1.0:
+                scores = [score * boost for score in scores]
+            if offset:
+                ids = [d + offset for d in ids]
+            out.update(zip(ids, ([score, 1] for score in scores)))
     return out
 
 
