@@ -7,9 +7,11 @@ May import: ``memtui.field``, ``memtui.store``, ``memtui.errors``,
 
 Modules: ``analysis`` (schema, recipe, how text becomes terms), ``fastwrite``
 (a quicker Whoosh segment writer), ``records`` (a page as the index sees it),
+``record_table`` (a generation's records, stamps first, and their snapshot),
 ``store`` (folders, generations, signed manifests, the writer lock),
 ``indexer`` (building and updating one generation), ``search`` (queries,
-ranking, snippets), ``watcher`` (watchdog), ``recall`` (golden recall tests).
+ranking, snippets), ``bulk`` (word queries scored a posting block at a time),
+``watcher`` (watchdog), ``recall`` (golden recall tests).
 """
 
 from memtui.index.errors import GoldenFileError, IndexUnavailableError, QueryError
@@ -20,7 +22,17 @@ from memtui.index.model import (
     SearchResults,
     SyncState,
 )
-from memtui.index.service import IndexService
+
+
+def __getattr__(name: str):
+    """``IndexService`` is imported when first used: with it come Whoosh and watchdog, a tenth
+    of a second the TUI's start need not wait for (it opens the index in a worker)."""
+    if name == "IndexService":
+        from memtui.index.service import IndexService
+
+        return IndexService
+    raise AttributeError(f"module 'memtui.index' has no attribute {name!r}")
+
 
 __all__ = [
     "ChangeBatch",
