@@ -147,3 +147,35 @@ def test_a_long_cjk_question_is_read_not_refused(cjk) -> None:
     question = "请问" + "给飞书机器人发消息之前需要做哪些安全检查和签名配置以及其他准备工作" * 3
     assert len(question) > 64
     assert cjk.search(question, plain=True)  # plain words (recall tests, questions): up to the limit
+
+
+def test_the_characters_nfkc_turns_into_cjk_are_all_known() -> None:
+    """A CJK word is looked for in the normalised text only where a part holds one of these
+    characters (search._BECOMES_CJK_RE): every code point whose NFKC form holds a CJK
+    character, and the kana voicing marks that join the kana before them, are among them."""
+    from memtui.index.analysis import CJK_RE
+    from memtui.index.search import _BECOMES_CJK_RE
+
+    missing = []
+    for point in range(0x110000):
+        if 0xD800 <= point < 0xE000:
+            continue
+        char = chr(point)
+        form = unicodedata.normalize("NFKC", char)
+        if form != char and CJK_RE.search(form) and not _BECOMES_CJK_RE.match(char):
+            missing.append(hex(point))
+    assert missing == []
+    assert unicodedata.normalize("NFKC", "か\u3099") == "が" and _BECOMES_CJK_RE.search("か\u3099")
+
+
+def test_a_cjk_word_written_in_compatibility_forms_is_found_as_written(tmp_path: Path) -> None:
+    svc = open_field(tmp_path / "field", {
+        "notes/halfwidth.md": page("Half", "- ﾎﾞﾘｭｰﾑの保存場所、か\u3099いこく。[observed]"),
+        "notes/other.md": page("Other", "- ボリ ューム [observed]"),
+    })
+    try:
+        hits = svc.search("ボリューム")
+        assert hits[0].path == "notes/halfwidth.md" and not hits[0].partial
+        assert svc.search("がいこく")[0].path == "notes/halfwidth.md"
+    finally:
+        svc.close()

@@ -73,8 +73,7 @@ def _max_score_union(searcher, q: wq.Or, limit: int, deadline: float) -> Scores:
     can reach the ``limit``-th best score any more (even holding every part still to come,
     each at its highest score), the other parts are only looked up for the pages found
     (MaxScore). The best ``limit`` pages and their scores are those of the whole union."""
-    reader = searcher.reader()
-    parts = sorted(q.subqueries, key=lambda sub: sub.estimate_size(reader))
+    parts = sorted(q.subqueries, key=lambda sub: _estimate(searcher, sub))
     bounds = [_bound(searcher, sub) for sub in parts]
     counts = [_term_count(searcher, sub) for sub in parts]
     termcount = sum(counts)
@@ -86,12 +85,21 @@ def _max_score_union(searcher, q: wq.Or, limit: int, deadline: float) -> Scores:
             return (score + ((matching - 1) / (termcount - q.scale) ** 2)) * ((termcount - 1) / termcount)
         return score
 
+    if coordinate:
+        factor = (termcount - 1) / termcount
+        per_score, per_term = q.boost * factor, factor / (termcount - q.scale) ** 2
+    else:
+        per_score, per_term = q.boost, 0.0
     found: Scores = {}
+    only = None
     for index, part in enumerate(parts):
-        only = None
-        if len(found) >= limit:
-            floor = heapq.nlargest(limit, (final(score, count) for score, count in found.values()))[-1]
-            if final(sum(bounds[index:]), sum(counts[index:])) < floor:
+        # Once no new page can make the list, none can later: the floor only rises and the
+        # bound of the parts still to come only falls.
+        if only is None and len(found) >= limit:
+            # final() is per_score * score + per_term * count + a constant: ranked on that
+            # (the margin covers the rounding of the two forms)
+            floor = heapq.nlargest(limit, [per_score * score + per_term * count for score, count in found.values()])[-1]
+            if per_score * sum(bounds[index:]) + per_term * sum(counts[index:]) < floor - 1e-9 * abs(floor):
                 only = found.keys()  # a page not found yet cannot make the list
         for docnum, (score, count) in _evaluate(searcher, part, deadline, only).items():
             mine = found.get(docnum)
@@ -124,33 +132,122 @@ def _bound(searcher, q: wq.Query) -> float:
     if kind is wq.NullQuery.__class__:
         return 0.0
     if isinstance(q, wq.Prefix):
-        terms = _expansion(searcher, q)
-        if len(terms) > 1 and q.constantscore:
+        if q.constantscore and _several_terms(searcher, q):
             return q.boost
-        return sum(_bound(searcher, term) for term in terms) * q.boost
+        return sum(_bound(searcher, term) for term in _expansion(searcher, q)) * q.boost
     raise Unsupported(f"no bound for {kind.__name__}")
 
 
+_EXPANSIONS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()  # reader -> {(field, prefix): terms}
+
+
 def _expansion(searcher, q: wq.Prefix) -> list[wq.Term]:
-    """The terms a prefix of a text field expands to."""
+    """The terms a prefix of a text field expands to (kept per reader: a reader is a
+    snapshot, and one search asks for a prefix's terms three times)."""
     if q.fieldname not in TEXT_FIELDS:
         raise Unsupported("a pattern on a filter field")
-    field = searcher.schema[q.fieldname]
-    return [wq.Term(q.fieldname, field.from_bytes(btext)) for btext in q._btexts(searcher.reader()) if btext]
+    reader = searcher.reader()
+    per_reader = _EXPANSIONS.setdefault(reader, {})
+    key = (q.fieldname, q.text)
+    found = per_reader.get(key)
+    if found is None:
+        if len(per_reader) > 256:
+            per_reader.clear()
+        field = searcher.schema[q.fieldname]
+        found = per_reader[key] = [wq.Term(q.fieldname, field.from_bytes(btext))
+                                   for btext in q._btexts(reader) if btext]
+    return found
+
+
+def _estimate(searcher, q: wq.Query) -> int:
+    """How many pages ``q`` may match, to order an ``And``'s parts (rarest first). A
+    constant-score prefix (one CJK character: hundreds of bigrams) counts as every page:
+    Whoosh's estimate sums the frequency of each term it expands to, which cost more than
+    the search, and such a prefix is best looked up last, for the pages the rest found."""
+    if isinstance(q, wq.Prefix) and q.constantscore:
+        return searcher.reader().doc_count_all()
+    return q.estimate_size(searcher.reader())
 
 
 def _prefix(searcher, q: wq.Prefix, deadline: float, only) -> Scores:
     """As Whoosh matches a prefix: one term is that term; several are their union, each page
     scored ``boost`` when the prefix is ``constantscore`` (it counts no term for the
     coordination bonus then), else the sum of the terms' scores."""
+    if q.constantscore and _several_terms(searcher, q):
+        return {docnum: [q.boost, 0] for docnum in _pages_holding(searcher, q, deadline, only)}
     terms = _expansion(searcher, q)
     if len(terms) == 1:
         return _evaluate(searcher, wq.Term(q.fieldname, terms[0].text, boost=q.boost), deadline, only)
-    scores = _evaluate(searcher, wq.Or(terms, boost=q.boost), deadline, only)
-    if q.constantscore:
-        for value in scores.values():
-            value[0], value[1] = q.boost, 0
-    return scores
+    return _evaluate(searcher, wq.Or(terms, boost=q.boost), deadline, only)
+
+
+def _pages_holding(searcher, q: wq.Prefix, deadline: float, only) -> set[int]:
+    """The pages (of ``only``, when given) holding a term that starts with ``q``'s text."""
+    pages: set[int] = set()
+    for subsearcher, offset in _segments(searcher):
+        found = _segment_pages(subsearcher.reader(), q, deadline)
+        if only is not None:
+            found = found.intersection(d - offset for d in only)
+        pages.update(d + offset for d in found) if offset else pages.update(found)
+    return pages
+
+
+_PREFIX_PAGES: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()  # segment reader -> {(field, prefix): pages}
+
+
+def _prefix_terms(reader, q: wq.Prefix):
+    """(term bytes, term info) of a segment's terms starting with ``q``'s text, read in order
+    from the prefix in the term index (no lookup per term)."""
+    stored = getattr(reader, "_terms", None)
+    if stored is None or getattr(reader, "_perdoc", None) is None or not hasattr(stored, "_tindex"):
+        raise Unsupported("a reader without stored postings")
+    prefix = reader.schema[q.fieldname].to_bytes(q.text)
+    for (fieldname, btext), info in stored.items_from(q.fieldname, prefix):
+        if fieldname != q.fieldname or not btext.startswith(prefix):
+            return
+        yield btext, info
+
+
+def _segment_pages(reader, q: wq.Prefix, deadline: float) -> frozenset[int]:
+    """A segment's live pages holding a term that starts with ``q``'s text: the postings'
+    document numbers taken without a scorer or a weight (a constant-score prefix scores
+    each page alike); kept per reader (a snapshot), as both passes of a search ask."""
+    per_reader = _PREFIX_PAGES.setdefault(reader, {})
+    key = (q.fieldname, q.text)
+    found = per_reader.get(key)
+    if found is not None:
+        return found
+    from whoosh.codec.whoosh3 import W3LeafMatcher
+
+    postfile, form = reader._terms._postfile, reader.schema[q.fieldname].format
+    pages: set[int] = set()
+    for _, info in _prefix_terms(reader, q):
+        if time.monotonic() >= deadline:
+            raise OutOfTime
+        if info.is_inlined():
+            pages.update(info.inlined_postings()[0])
+            continue
+        at, length = info.extent()
+        matcher = W3LeafMatcher(postfile, at, length, form)
+        while matcher.is_active():
+            matcher._read_ids()
+            pages.update(matcher._ids)
+            matcher._next_block()
+    if len(per_reader) > 64:
+        per_reader.clear()
+    found = per_reader[key] = frozenset(pages - _deleted(reader))
+    return found
+
+
+def _several_terms(searcher, q: wq.Prefix) -> bool:
+    """Whether a prefix expands to more than one term (without listing them all)."""
+    seen: set[bytes] = set()
+    for subsearcher, _ in _segments(searcher):
+        for btext, _ in _prefix_terms(subsearcher.reader(), q):
+            seen.add(btext)
+            if len(seen) > 1:
+                return True
+    return False
 
 
 def _segments(searcher):
@@ -168,7 +265,7 @@ def _evaluate(searcher, q: wq.Query, deadline: float, only=None) -> Scores:
         return {}
     if kind is wq.And:
         parts = []
-        for sub in sorted(q.subqueries, key=lambda sub: sub.estimate_size(searcher.reader())):
+        for sub in sorted(q.subqueries, key=lambda sub: _estimate(searcher, sub)):
             part = _evaluate(searcher, sub, deadline, only)
             if not part:
                 return {}
@@ -220,8 +317,9 @@ def _term_count(searcher, q: wq.Query) -> int:
     if type(q) in (wq.And, wq.Or, wq.DisjunctionMax):
         return sum(_term_count(searcher, sub) for sub in q.subqueries)
     if isinstance(q, wq.Prefix) and q.fieldname in TEXT_FIELDS:
-        terms = _expansion(searcher, q)
-        return 1 if len(terms) == 1 else (0 if q.constantscore else len(terms))
+        if q.constantscore and _several_terms(searcher, q):
+            return 0
+        return len(_expansion(searcher, q))
     return 0
 
 
@@ -304,10 +402,15 @@ def _postings(reader, fieldname: str, text: bytes, scorer):
     perdoc = getattr(reader, "_perdoc", None)
     if terms is None or perdoc is None:
         return reader.postings(fieldname, text, scorer=scorer), frozenset()  # filters deleted documents itself
+    return terms.matcher(fieldname, text, reader.schema[fieldname].format, scorer=scorer), _deleted(reader)
+
+
+def _deleted(reader) -> frozenset[int]:
+    """A segment reader's deleted documents, kept per reader."""
     deleted = _DELETED.get(reader)
     if deleted is None:
-        deleted = _DELETED[reader] = frozenset(perdoc.deleted_docs()) if reader.has_deletions() else frozenset()
-    return terms.matcher(fieldname, text, reader.schema[fieldname].format, scorer=scorer), deleted
+        deleted = _DELETED[reader] = frozenset(reader._perdoc.deleted_docs()) if reader.has_deletions() else frozenset()
+    return deleted
 
 
 _DENOMINATORS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()  # reader -> {(field, ...): [..]}

@@ -811,10 +811,12 @@ class CandidateText:
         return self.names if fieldname == "title" else (*self.names, self.summary, self.body)
 
     def holds_run(self, run: str) -> bool:
-        """A CJK word as written: NFKC changes no CJK word character, so the text is
-        normalised only when the word is not found as it stands."""
+        """A CJK word as written: NFKC changes no CJK word character, so a part of the text
+        is normalised only when the word is not found as it stands and the part holds a
+        character that NFKC turns into (or joins into) a CJK one."""
         parts = self.texts("text")
-        return any(run in part for part in parts) or any(run in normalize(part) for part in parts)
+        return any(run in part for part in parts) or any(
+            run in normalize(part) for part in parts if _BECOMES_CJK_RE.search(part))
 
     def holds(self, phrase: Phrase) -> bool:
         if phrase.fieldname == "text":
@@ -824,6 +826,15 @@ class CandidateText:
             if any(len(words) == 1 and words[0] in self.head for words in phrase.alternatives):
                 return True  # an identifier whole among the page's names
         return any(_part_holds(part, phrase, self.lang) for part in self.texts(phrase.fieldname))
+
+
+# The characters whose NFKC form is or joins into a CJK character (compatibility ideographs,
+# radicals, half-width kana and Hangul, enclosed and squared forms, Hangul jamo, kana voicing
+# marks); tests/test_search_cjk.py checks every code point against it.
+_BECOMES_CJK_RE = re.compile(
+    "[\u1100-\u11ff\u2e80-\u2fdf\u3038-\u303a\u3099-\u309f\u30ff\u3130-\u319f\u3200-\u33ff"
+    "\ua960-\ua97f\ud7b0-\ud7ff\uf900-\ufaff\ufe30-\ufe4f\uff61-\uffdc"
+    "\U0001f200-\U0001f2ff\U0002f800-\U0002fa1f]")
 
 
 PHRASE_GAP = 64  # characters allowed between two words of a phrase (the rest of a word, stop words)
