@@ -3,7 +3,8 @@
 ``frontmatter`` and ``body`` parse a page, ``page`` reads and summarises one
 (``PageInfo``), ``field`` is the folder (scan, page cache, lookups between
 pages), ``history`` the supersede graph, ``trust`` the review state, ``checks``
-the deterministic rules.
+the deterministic rules, ``check_memo`` what one run of them keeps for the next
+(the app reruns only what a change can affect), ``claims`` the tagged lines.
 
 May import: ``memtui.store``, ``memtui.errors``, ``memtui.textsafety``. Never
 Textual, never the index, the review workflows or the user interfaces.

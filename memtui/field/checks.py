@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from memtui.field import trust as trust_mod
+from memtui.field.check_memo import CheckMemo, PageRefs, reference_keys
 from memtui.field.claims import field_claims
 from memtui.field.frontmatter import MAX_YAML_DEPTH
 from memtui.field.page import KINDS, ORIGINS
@@ -276,21 +277,42 @@ def lesson_weight(signals: list[Any], *, reference: _dt.date | None) -> tuple[fl
 
 
 def _link_findings(field: Field, info: PageInfo) -> list[Finding]:
+    return page_references(field, info).findings
+
+
+def page_references(field: Field, info: PageInfo) -> PageRefs:
+    """A page's references resolved: its link-broken and cite-source-missing findings, the
+    backlinks it gives other pages (as ``Field.backlinks`` counts them), and the names its
+    references may look up (what ``CheckMemo`` watches)."""
     out = []
+    backlinks: list[tuple[str, int]] = []
+    path = info.path
     for target, line in info.links:
-        if field.resolve(target, near=info.path) is None and not _names_a_file(field, target, info.path):
-            out.append(_finding("link-broken", info.path, line, f"[[{target}]] matches no page"))
+        hit = field.resolve(target, near=path)
+        if hit is None:
+            if not _names_a_file(field, target, path):
+                out.append(_finding("link-broken", path, line, f"[[{target}]] matches no page"))
+        elif hit.path != path:
+            backlinks.append((hit.path, line))
     for target, line in info.embeds:
-        if field.resolve_file(target, near=info.path) is None:
-            out.append(_finding("link-broken", info.path, line, f"![[{target}]] matches no file"))
+        hit = field.resolve(target, near=path)
+        if hit is not None and hit.path != path:
+            backlinks.append((hit.path, line))
+        if field.resolve_file(target, near=path) is None:
+            out.append(_finding("link-broken", path, line, f"![[{target}]] matches no file"))
+    for source in info.sources:
+        hit = field.resolve_source(source, near=path)
+        if hit is not None and hit.path != path:
+            backlinks.append((hit.path, 0))
+    sources = info.citation_sources
     for number, line in info.citations:
-        sources = info.citation_sources
         if 1 <= number <= len(sources):
             source = sources[number - 1]
             target = source.split("#", 1)[0].split("@", 1)[0].strip()
-            if "://" not in target and target.endswith(".md") and field.resolve_source(source, near=info.path) is None:
-                out.append(_finding("cite-source-missing", info.path, line, f"[cite:{number}] -> {target}: no such page"))
-    return out
+            if "://" not in target and target.endswith(".md") and field.resolve_source(source, near=path) is None:
+                out.append(_finding("cite-source-missing", path, line, f"[cite:{number}] -> {target}: no such page"))
+    keys = reference_keys([t for t, _ in info.links] + [t for t, _ in info.embeds] + list(info.sources) + list(sources))
+    return PageRefs(info, out, backlinks, keys)
 
 
 def _names_a_file(field: Field, target: str, near: str) -> bool:
@@ -385,10 +407,35 @@ def _memory_findings(field: Field, index: str = "MEMORY.md") -> list[Finding]:
     return out
 
 
-def claim_findings(field: Field, paths: set[str] | None = None) -> list[Finding]:
+def claim_findings(field: Field, paths: set[str] | None = None, memo: CheckMemo | None = None) -> list[Finding]:
     """Tags that rose without evidence, and current [stated] claims that cite nothing (memtui's format)."""
+    claims = field_claims(field, per_page=memo.claims if memo is not None else None)
+    if memo is None:
+        return _claim_findings(field, claims, paths)
+    # The claims of a page that did not change in context are the same list as last time.
     out: list[Finding] = []
-    for claim in field_claims(field):
+    held = memo.claim_findings
+    start = 0
+    total = len(claims)
+    while start < total:
+        path = claims[start].path
+        end = start + 1
+        while end < total and claims[end].path == path:
+            end += 1
+        first = claims[start]
+        found = held.get(path)
+        if found is None or found[0] is not first or found[1] != end - start:
+            found = held[path] = (first, end - start, _claim_findings(field, claims[start:end], paths))
+        out.extend(found[2])
+        start = end
+    for gone in [path for path in held if path not in field.pages]:
+        del held[gone]
+    return out
+
+
+def _claim_findings(field: Field, claims, paths: set[str] | None) -> list[Finding]:
+    out: list[Finding] = []
+    for claim in claims:
         if paths is not None and claim.path not in paths:
             continue
         if field.pages[claim.path].dialect != "memtui" or claim.path.startswith("sessions/"):
@@ -408,20 +455,30 @@ def rule_settings(field: Field) -> RuleSettings:
     return load_rule_settings(field.root, set(RULES), SEVERITIES)
 
 
-def run_checks(field: Field, *, include_info: bool = True) -> list[Finding]:
+def run_checks(field: Field, *, include_info: bool = True, memo: CheckMemo | None = None) -> list[Finding]:
+    """Every finding of the field, sorted. With ``memo`` (the app's, kept between runs), each
+    page's own findings and references are taken from the last run where a change cannot
+    have moved them, and the field's backlink table is filled from the references."""
     findings: list[Finding] = []
     for problem in field.scan_problems:
         findings.append(_finding(problem.rule, problem.path, None, problem.message))
     for path in field.vanished:
         findings.append(_finding("page-vanished", path, None, "deleted while being read; skipped"))
-    for info in field.pages.values():
-        findings.extend(check_page_local(info))
-        findings.extend(_link_findings(field, info))
+    if memo is not None:
+        memo.update(field, page_references)
+        for info in field.pages.values():
+            findings.extend(memo.local(info, check_page_local))
+            findings.extend(memo.refs(info.path).findings)
+        field.adopt_backlinks(memo.backlinks(field))
+    else:
+        for info in field.pages.values():
+            findings.extend(check_page_local(info))
+            findings.extend(_link_findings(field, info))
     findings.extend(_history_findings(field))
     for index in index_pages(field):
         findings.extend(_memory_findings(field, index))
     findings.extend(field.reader.checks(field))
-    findings.extend(claim_findings(field))
+    findings.extend(claim_findings(field, memo=memo))
     settings = rule_settings(field)
     findings.extend(_finding("settings-invalid", SETTINGS_FILE, None, problem) for problem in settings.problems)
     findings = settings.apply(findings, {rule.id: rule.severity for rule in _RULES})

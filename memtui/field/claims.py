@@ -217,6 +217,10 @@ class ClaimCache:
     def get(self, sha: str) -> list[LineClaim] | None:
         return self._by_sha.get(sha)
 
+    def on_disk(self, cache_dir: Path) -> frozenset[str] | None:
+        """The page versions the cache folder's file holds, when known."""
+        return self._on_disk.get(cache_dir)
+
     def put(self, sha: str, claims: list[LineClaim]) -> None:
         with self._lock:
             if len(self._by_sha) > MEMORY_CACHE_LIMIT:
@@ -314,18 +318,21 @@ def _sources_of(claim: LineClaim, citation_sources: list[str]) -> list[str]:
     return found
 
 
-def field_claims(field, *, git: bool = True) -> list[Claim]:
+def field_claims(field, *, git: bool = True, per_page: dict | None = None) -> list[Claim]:
     """Every claim of the field, with its page's status and trust, and its promotion (if any).
 
     Computed once per field generation (checks, the page view and the claims screen
-    share it); callers must not change the claims returned.
+    share it); callers must not change the claims returned. ``per_page``: a dict kept
+    by the caller between generations of one field (``CheckMemo.claims``): a page's
+    claims are put in context again only when the page, a page it replaced, its
+    previous git revision, its status or its trust changed.
     """
     key = (getattr(field, "generation", None), len(field.pages), git, id(getattr(field, "approvals", None)), len(getattr(field, "approvals", None) or ()))
     memo = getattr(field, "_claims_memo", None)
     if memo is not None and memo[0] == key:
         return memo[1]
     with _no_cycle_collection():
-        out = _field_claims(field, git=git)
+        out = _field_claims(field, git=git, per_page=per_page)
     try:
         field._claims_memo = (key, out)
     except AttributeError:
@@ -333,45 +340,96 @@ def field_claims(field, *, git: bool = True) -> list[Claim]:
     return out
 
 
-def _field_claims(field, *, git: bool) -> list[Claim]:
+SAVE_AFTER_S = 60.0  # while pages change, the cache file is written again at most this often ...
+SAVE_SHARE = 0.05  # ... unless this share of the page versions is not in it
+
+
+def _field_claims(field, *, git: bool, per_page: dict | None = None) -> list[Claim]:
     cache_dir = getattr(field, "cache_dir", None)
     CACHE.load(cache_dir)
     history = field.history
-    per_page: dict[str, list[LineClaim]] = {path: page_claims(field, path) for path in field.pages}
-    previous = _previous_revisions(field, per_page) if git else {}
+    pages = field.pages
+    lines: dict[str, list[LineClaim]] = {path: page_claims(field, path) for path in pages}
+    previous = _previous_revisions(field, lines) if git else {}
+    if per_page is not None:
+        for gone in [path for path in per_page if path not in pages]:
+            del per_page[gone]
     out: list[Claim] = []
-    for path, claims in per_page.items():
+    for path, claims in lines.items():
         if not claims:
+            if per_page is not None:
+                per_page.pop(path, None)
             continue
-        info = field.pages[path]
-        citation_sources = info.citation_sources
-        earlier: dict[str, Earlier] = {}
-        for claim in claims:
-            if claim.struck:
-                _remember(earlier, claim.key, claim.tag, _sources_of(claim, citation_sources))
-        for older in _predecessors(history, path):
-            older_info = field.pages.get(older)
-            older_sources = older_info.citation_sources if older_info else []
-            for claim in per_page.get(older, []):
-                _remember(earlier, claim.key, claim.tag, _sources_of(claim, older_sources))
-        for claim in previous.get(path, []):
-            _remember(earlier, claim.key, claim.tag, claim.sources)
+        info = pages[path]
+        older = _predecessors(history, path)
         status = history.status.get(path, "current")
         trust = field.trust(path)
-        append = out.append
-        new = tuple.__new__
-        for claim in claims:  # the hot loop (200,000 claims at 10,000 pages): no calls when it can
-            line, text, tag, struck, key, cites, own = claim
-            sources = _sources_of(claim, citation_sources) if cites or own else []
-            promoted_from, new_citation = None, False
-            if earlier and not struck:
-                before = earlier.get(key)
-                if before is not None and STRENGTH[before.tag] < STRENGTH[tag]:
-                    promoted_from, new_citation = before.tag, bool(set(sources) - before.sources)
-            append(new(Claim, (path, line, text, tag, bool(sources), sources, STRUCK_LINE if struck else CURRENT_LINE,
-                               status, trust, promoted_from, new_citation, key, cites)))
-    CACHE.save(cache_dir, (info.sha256 for info in field.pages.values()))
+        before = previous.get(path)
+        inputs = (info, tuple(pages.get(p) for p in older), status, trust, before)
+        held = per_page.get(path) if per_page is not None else None
+        if held is not None and _same_inputs(held[0], inputs):
+            out.extend(held[1])
+            continue
+        mine = _page_in_context(path, claims, info, older, lines, pages, before or [], status, trust)
+        if per_page is not None:
+            per_page[path] = (inputs, mine)
+        out.extend(mine)
+    _save_when_due(cache_dir, pages)
     return out
+
+
+def _same_inputs(held: tuple, now: tuple) -> bool:
+    """Page versions compared by identity (a field's summaries are shared while unchanged)."""
+    return (held[0] is now[0] and len(held[1]) == len(now[1]) and all(a is b for a, b in zip(held[1], now[1]))
+            and held[2] == now[2] and held[3] == now[3] and held[4] is now[4])
+
+
+def _page_in_context(path, claims, info, older, lines, pages, before, status, trust) -> list[Claim]:
+    citation_sources = info.citation_sources
+    earlier: dict[str, Earlier] = {}
+    for claim in claims:
+        if claim.struck:
+            _remember(earlier, claim.key, claim.tag, _sources_of(claim, citation_sources))
+    for page in older:
+        older_info = pages.get(page)
+        older_sources = older_info.citation_sources if older_info else []
+        for claim in lines.get(page, []):
+            _remember(earlier, claim.key, claim.tag, _sources_of(claim, older_sources))
+    for claim in before:
+        _remember(earlier, claim.key, claim.tag, claim.sources)
+    out: list[Claim] = []
+    append = out.append
+    new = tuple.__new__
+    for claim in claims:  # the hot loop (200,000 claims at 10,000 pages): no calls when it can
+        line, text, tag, struck, key, cites, own = claim
+        sources = _sources_of(claim, citation_sources) if cites or own else []
+        promoted_from, new_citation = None, False
+        if earlier and not struck:
+            weaker = earlier.get(key)
+            if weaker is not None and STRENGTH[weaker.tag] < STRENGTH[tag]:
+                promoted_from, new_citation = weaker.tag, bool(set(sources) - weaker.sources)
+        append(new(Claim, (path, line, text, tag, bool(sources), sources, STRUCK_LINE if struck else CURRENT_LINE,
+                           status, trust, promoted_from, new_citation, key, cites)))
+    return out
+
+
+_LAST_SAVE: dict[str, float] = {}  # cache folder -> when its claims file was last written
+
+
+def _save_when_due(cache_dir, pages) -> None:
+    """Write the claims cache file when many page versions are missing from it, or a while
+    after the last write (200,000 claims are 0.6 s of JSON: not after every change)."""
+    if cache_dir is None:
+        return
+    import time
+
+    held = CACHE.on_disk(cache_dir)
+    if held is not None:
+        missing = sum(1 for info in pages.values() if info.sha256 not in held)
+        if missing <= SAVE_SHARE * len(pages) and time.monotonic() - _LAST_SAVE.get(str(cache_dir), 0.0) < SAVE_AFTER_S:
+            return
+    CACHE.save(cache_dir, (info.sha256 for info in pages.values()))
+    _LAST_SAVE[str(cache_dir)] = time.monotonic()
 
 
 def _predecessors(history, path: str) -> list[str]:

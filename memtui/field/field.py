@@ -692,6 +692,10 @@ class Field:
         info = self.pages[path]
         return trust.trust_of(info, approved=bool(self.approved(path)))
 
+    def adopt_backlinks(self, table: dict[str, list[tuple[str, int]]]) -> None:
+        """Take a backlink table built elsewhere from this field's pages (``CheckMemo``)."""
+        self._backlinks = table
+
     def backlinks(self, path: str) -> list[tuple[str, int]]:
         """Pages linking to ``path`` by ``[[wikilink]]`` or an embed, or citing it as a source."""
         if self._backlinks is None:

@@ -29,6 +29,7 @@ from textual.worker import get_current_worker
 
 from memtui.dialects.open import open_field_cached, reader_for
 from memtui.errors import MemtuiError
+from memtui.field.check_memo import CheckMemo
 from memtui.field.field import Field
 from memtui.index.model import ChangeBatch
 from memtui.resources import themes_dir
@@ -144,6 +145,7 @@ class MemtuiApp(App):
         self._analysis_pending = False
         self._analysis_timer = None  # a paced re-analysis waiting to start
         self._analysis_seconds = 0.0  # how long the last analysis took
+        self._check_memo = CheckMemo()  # per-page results kept from one analysis to the next
         super().__init__()
         use_readable_dim(self)  # dim text stays at 4.5:1 or more
         self._register_themes()
@@ -426,7 +428,7 @@ class MemtuiApp(App):
     @work(thread=True, exclusive=False, group="analysis", name="analyse field")
     def run_analysis(self, snapshot: Field) -> None:
         started = time.perf_counter()
-        result = analyse(snapshot)
+        result = analyse(snapshot, self._check_memo, self.analysis)
         self._analysis_seconds = time.perf_counter() - started
         self.call_from_thread(self._analysis_done, result)
 

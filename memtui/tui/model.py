@@ -14,6 +14,7 @@ from typing import Any
 
 from memtui.dialects.report import field_report
 from memtui.field import trust as trust_mod
+from memtui.field.check_memo import CheckMemo
 from memtui.field.checks import (
     ERROR,
     INFO,
@@ -160,6 +161,16 @@ def make_cells(row: PageRow) -> PageRow:
     return row
 
 
+def _severities(findings: list[Finding]) -> tuple[int, int]:
+    errors = warnings = 0
+    for finding in findings:
+        if finding.severity == ERROR:
+            errors += 1
+        elif finding.severity == WARNING:
+            warnings += 1
+    return errors, warnings
+
+
 def make_row(info, status: str, findings: list[Finding], proposals: int, trust: str | None = None) -> PageRow:
     return make_cells(PageRow(
         path=info.path,
@@ -194,22 +205,29 @@ def load_proposals(field_: Field) -> tuple[list[Any], dict[str, list[str]], dict
     return queue.entries, pages, regret, problem
 
 
-def analyse(field_: Field) -> Analysis:
-    """Everything the screens need about a field snapshot. Runs in a worker thread."""
+def analyse(field_: Field, memo: CheckMemo | None = None, previous: Analysis | None = None) -> Analysis:
+    """Everything the screens need about a field snapshot. Runs in a worker thread.
+
+    ``memo``: what the last analysis of this field learned per page (one analysis at a time
+    uses it); only what a change can affect is computed again. ``previous``: the last
+    analysis, whose rows are kept for pages whose row would be the same."""
     history = field_.history
-    findings = run_checks(field_)
+    findings = run_checks(field_, memo=memo)
     by_path = findings_by_path(findings)
     proposals, proposal_pages, regret, proposal_error = load_proposals(field_)
-    rows = {
-        path: make_row(
-            info,
-            history.status.get(path, PENDING),
-            by_path.get(path, []),
-            len(proposal_pages.get(path, [])),
-            field_.trust(path),
-        )
-        for path, info in field_.pages.items()
-    }
+    old_pages = previous.field.pages if previous is not None else {}
+    old_rows = previous.rows if previous is not None else {}
+    rows = {}
+    for path, info in field_.pages.items():
+        status = history.status.get(path, PENDING)
+        found = by_path.get(path, [])
+        proposal_count = len(proposal_pages.get(path, []))
+        trust = field_.trust(path)
+        row = old_rows.get(path)
+        if (row is None or old_pages.get(path) is not info or row.status != status or row.trust != trust
+                or row.proposals != proposal_count or (row.errors, row.warnings) != _severities(found)):
+            row = make_row(info, status, found, proposal_count, trust)
+        rows[path] = row
     counts = Counter()
     tag_totals: Counter[str] = Counter()
     per_day: Counter[str] = Counter()
@@ -240,7 +258,7 @@ def analyse(field_: Field) -> Analysis:
             memory_chars = len((field_.root / "MEMORY.md").read_bytes().decode("utf-8", "replace"))
         except OSError:
             memory_chars = None
-    field_.backlinks("")  # build the backlink table here, not on the UI thread
+    field_.backlinks("")  # build the backlink table here (if the checks did not), not on the UI thread
     report = field_report(field_)
     return Analysis(
         field=field_,

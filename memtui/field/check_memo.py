@@ -1,0 +1,177 @@
+"""What one run of the checks learned about each page, kept for the next run.
+
+While an agent writes, the app analyses the field again after every batch of
+changes. Most of a run's cost is per page and depends on little: a page's own
+rules depend on the page alone, and its references (links, embeds, cited and
+listed sources) on the page and on the *names* of the pages they could mean.
+``CheckMemo`` keeps, per page, those findings and where each reference led, and
+on the next run redoes only:
+
+* the pages whose summary changed (a new ``PageInfo`` object: pages are
+  immutable summaries, shared between field snapshots while unchanged);
+* the pages with a reference to a name that changed: the names a page answers
+  to (its path and file stem, title, aliases, ids, each as a kind and a folded
+  key) are compared before and after, and every page with a reference that
+  could look that name up is resolved again;
+* everything, when the other files (embeds), the dialect or the day changed.
+
+It also holds, for ``claims.field_claims``, each page's claims in context (put in
+context again only when the page, a page it replaced, its previous git revision,
+its status or its trust changed) and the claim findings made from them.
+
+A run with a memo gives exactly the findings and backlinks of a run without one
+(tests compare the two after random changes). One memo serves one field and
+its snapshots, used by one analysis at a time.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from memtui.field.field import lookup_key as _folded
+from memtui.field.page import clean_ref
+
+if TYPE_CHECKING:
+    from memtui.field.field import Field
+    from memtui.field.page import PageInfo
+
+
+@dataclass(slots=True)
+class PageRefs:
+    """One page version's references, resolved against the field of one run."""
+
+    info: Any  # the PageInfo they were resolved for
+    findings: list  # link-broken and cite-source-missing findings
+    backlinks: list[tuple[str, int]]  # (target page, line) for each reference that leads to another page
+    keys: frozenset[str]  # the folded names its references may look up
+
+
+def _name_forms(key: str) -> tuple[str, ...]:
+    key = key.removesuffix(".md")
+    last = key.rsplit("/", 1)[-1]
+    return (key,) if last == key else (key, last)
+
+
+def reference_keys(targets: list[str]) -> frozenset[str]:
+    """The folded names a page's references may be resolved by (the whole name and its last
+    part, with and without ``.md``), a superset of what ``Field.resolve`` looks up."""
+    keys: set[str] = set()
+    for target in targets:
+        cleaned = clean_ref(target).split("#", 1)[0].split("@", 1)[0].strip()
+        if not cleaned:
+            continue
+        for form in {cleaned, cleaned.replace("\\", "/")}:
+            keys.update(_name_forms(_folded(form)))
+    return frozenset(keys)
+
+
+def name_keys(info: PageInfo) -> frozenset[tuple[str, str]]:
+    """The names a page answers to in the field's lookup tables, by kind."""
+    names: set[tuple[str, str]] = set()
+    for key in _name_forms(_folded(info.path)):
+        names.add(("path", key))
+    names.add(("stem", _folded(info.stem)))
+    title = info._str("title")
+    for name in ([title] if title and title.strip() else []) + list(info.aliases):
+        for key in _name_forms(_folded(name.strip())):
+            names.add(("title", key))
+    for ident in info.ids:
+        names.add(("id", ident))
+        for key in _name_forms(_folded(ident)):
+            names.add(("id", key))
+    return frozenset(names)
+
+
+class CheckMemo:
+    """Per-page results of the last run of the checks over one field (see the module)."""
+
+    def __init__(self) -> None:
+        self._infos: dict[str, Any] = {}
+        self._names: dict[str, frozenset[tuple[str, str]]] = {}
+        self._refs: dict[str, PageRefs] = {}
+        self._by_key: dict[str, set[str]] = {}
+        self._local: dict[str, tuple[Any, list]] = {}
+        self.claims: dict = {}  # path -> (inputs, claims in context): claims.field_claims keeps it
+        self.claim_findings: dict = {}  # path -> (first claim, count, findings)
+        self._context: tuple | None = None
+        self.redone = 0  # pages resolved again by the last update (for tests and the benchmark)
+
+    def _reset(self) -> None:
+        self._infos.clear()
+        self._names.clear()
+        self._refs.clear()
+        self._by_key.clear()
+        self._local.clear()
+        self.claims.clear()
+        self.claim_findings.clear()
+
+    def update(self, field: Field, resolve_page) -> None:
+        """Bring the memo up to ``field``: ``resolve_page(field, info) -> PageRefs`` is
+        called for every page that a change since the last update may affect."""
+        context = (field.reader, str(field.content_root), frozenset(field.files), _dt.date.today())
+        if context != self._context:
+            self._reset()
+            self._context = context
+        pages = field.pages
+        infos = self._infos
+        changed = [path for path, info in pages.items() if infos.get(path) is not info]
+        removed = [path for path in infos if path not in pages]
+        touched_keys: set[str] = set()
+        for path in changed + removed:
+            old = self._names.get(path, frozenset())
+            new = name_keys(pages[path]) if path in pages else frozenset()
+            touched_keys.update(key for _, key in old ^ new)
+            if path in pages:
+                self._names[path] = new
+            else:
+                self._names.pop(path, None)
+        redo = set(changed)
+        for key in touched_keys:
+            redo.update(self._by_key.get(key, ()))
+        for path in removed:
+            self._forget(path)
+            infos.pop(path, None)
+            self._local.pop(path, None)
+        redo.difference_update(removed)
+        for path in redo:
+            info = pages[path]
+            self._forget(path)
+            refs = resolve_page(field, info)
+            self._refs[path] = refs
+            for key in refs.keys:
+                self._by_key.setdefault(key, set()).add(path)
+            infos[path] = info
+        self.redone = len(redo)
+
+    def _forget(self, path: str) -> None:
+        refs = self._refs.pop(path, None)
+        if refs is None:
+            return
+        for key in refs.keys:
+            holders = self._by_key.get(key)
+            if holders is not None:
+                holders.discard(path)
+                if not holders:
+                    del self._by_key[key]
+
+    def refs(self, path: str) -> PageRefs:
+        return self._refs[path]
+
+    def local(self, info: PageInfo, compute) -> list:
+        """A page's own findings (``compute(info)``), kept while the page is unchanged."""
+        held = self._local.get(info.path)
+        if held is not None and held[0] is info:
+            return held[1]
+        found = compute(info)
+        self._local[info.path] = (info, found)
+        return found
+
+    def backlinks(self, field: Field) -> dict[str, list[tuple[str, int]]]:
+        """The field's backlink table (as ``Field.backlinks`` builds it) from the resolved references."""
+        table: dict[str, list[tuple[str, int]]] = {}
+        for path in field.pages:
+            for target, line in self._refs[path].backlinks:
+                table.setdefault(target, []).append((path, line))
+        return table

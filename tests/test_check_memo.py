@@ -1,0 +1,163 @@
+"""CheckMemo: checks kept from one analysis to the next give what a fresh run gives.
+
+The sample field is copied and changed at random, step by step, the way agents change
+memory: pages added under names other pages link to (or already use as titles), pages
+removed, retitled, given aliases, linked, superseded with a stronger tag, rewritten.
+After each step the analysis with the memo (what the app runs) and a fresh one without
+it must agree on every finding, the backlink table and every claim, while the memo
+resolves again only the pages the change can affect.
+"""
+
+from __future__ import annotations
+
+import random
+import re
+import shutil
+from pathlib import Path
+
+import pytest
+
+from memtui.dialects.open import open_field
+from memtui.field.check_memo import CheckMemo
+from memtui.field.checks import run_checks
+from memtui.field.claims import field_claims
+from memtui.tui.model import analyse
+
+SAMPLE = Path(__file__).resolve().parent.parent / "sample-field"
+NAMES = ["ghost-1", "Ghost Two", "ghost-3", "Pricing", "notes/ghost-1", "../notes/ghost-3.md", "alias-x"]
+
+
+def _frontmatter(title: str, *, aliases: list[str] = (), ident: str | None = None, supersedes: str | None = None) -> str:
+    lines = ["---", f"title: {title}", "kind: note", "origin: user", "updated: 2026-11-20"]
+    if aliases:
+        lines.append("aliases: [" + ", ".join(aliases) + "]")
+    if ident:
+        lines.append(f"id: {ident}")
+    if supersedes:
+        lines.append(f"supersedes: [{supersedes}]")
+    return "\n".join(lines + ["---", ""])
+
+
+class Agent:
+    """Random changes to a field on disk (seeded)."""
+
+    def __init__(self, root: Path, seed: int) -> None:
+        self.root = root
+        self.rng = random.Random(seed)
+        self.count = 0
+
+    def pages(self) -> list[Path]:
+        return sorted(p for p in self.root.rglob("*.md") if "sessions" not in p.parts and ".memtui" not in p.parts)
+
+    def step(self, field) -> str:
+        rng = self.rng
+        self.count += 1
+        action = rng.choice(["link", "add", "add", "remove", "retitle", "alias", "supersede", "rewrite"])
+        pages = self.pages()
+        target = rng.choice(pages)
+        if action == "link":
+            names = NAMES + [p.stem for p in pages[:20]] + [info.title for info in list(field.pages.values())[:20]]
+            with target.open("a", encoding="utf-8") as handle:
+                handle.write(f"\n- see [[{rng.choice(names)}]] and ![[{rng.choice(NAMES)}]] [observed]\n")
+        elif action == "add":
+            name = rng.choice(["ghost-1", "ghost-3", "pricing", f"new-{self.count}"])
+            folder = self.root / rng.choice(["notes", "knowledge", "projects"])
+            folder.mkdir(exist_ok=True)
+            text = _frontmatter(rng.choice(NAMES[:4] + [f"Page {self.count}"]), aliases=[rng.choice(NAMES)])
+            text += f"# {name}\n\n- a fact about {name} [stated]\n- links to [[{rng.choice(NAMES)}]] [inferred]\n"
+            (folder / f"{name}.md").write_text(text, encoding="utf-8")
+        elif action == "remove":
+            target.unlink()
+        elif action in ("retitle", "alias"):
+            text = target.read_text(encoding="utf-8")
+            if text.startswith("---\n") and "\n---" in text[4:]:
+                head, rest = text[4:].split("\n---", 1)
+                head = re.sub(r"(?m)^(title|aliases):.*\n?", "", head)
+                extra = f"title: {rng.choice(NAMES)}" if action == "retitle" else f"aliases: [{rng.choice(NAMES)}]"
+                target.write_text("---\n" + head.rstrip("\n") + "\n" + extra + "\n---" + rest, encoding="utf-8")
+        elif action == "supersede":
+            infos = [info for info in field.pages.values() if info.id and not info.path.startswith("sessions/")]
+            if infos:
+                old = rng.choice(infos)
+                claim = next((line for line in (self.root / old.path).read_text(encoding="utf-8").splitlines()
+                              if "[suggested]" in line or "[inferred]" in line), "- a new idea [suggested]")
+                stronger = re.sub(r"\[(suggested|inferred)\]", "[stated]", claim)
+                text = _frontmatter(f"Replaces {old.title}", ident=f"mem_new{self.count}", supersedes=old.id)
+                (self.root / "notes" / f"replaces-{self.count}.md").write_text(text + stronger + "\n", encoding="utf-8")
+        else:
+            with target.open("a", encoding="utf-8") as handle:
+                handle.write(f"\n- ~~an old note {self.count} [suggested]~~ superseded 2026-11-01\n"
+                             f"- an old note {self.count} [stated]\n")
+        return action
+
+
+def _fresh(field):
+    snap = field.snapshot()
+    return run_checks(snap), snap
+
+
+@pytest.mark.parametrize("seed", [1, 2, 3])
+def test_the_memo_gives_what_a_fresh_run_gives(tmp_path: Path, seed: int) -> None:
+    root = tmp_path / "field"
+    shutil.copytree(SAMPLE, root)
+    field = open_field(str(root))
+    memo = CheckMemo()
+    agent = Agent(root, seed)
+    run_checks(field.snapshot(), memo=memo)
+    actions = []
+    for _ in range(30):
+        actions.append(agent.step(field))
+        field.rescan()
+        snap = field.snapshot()
+        with_memo = run_checks(snap, memo=memo)
+        expected, fresh = _fresh(field)
+        assert with_memo == expected, actions
+        fresh.backlinks("")
+        assert snap._backlinks == fresh._backlinks, actions
+        assert field_claims(snap) == field_claims(fresh), actions
+    assert {"add", "remove", "link", "supersede"} <= set(actions)
+
+
+def test_a_rewrite_that_keeps_the_names_resolves_one_page_again(tmp_path: Path) -> None:
+    root = tmp_path / "field"
+    shutil.copytree(SAMPLE, root)
+    field = open_field(str(root))
+    memo = CheckMemo()
+    run_checks(field.snapshot(), memo=memo)
+    assert memo.redone == len(field.pages)
+    page = root / "notes" / "pref-weekly-update-bullets.md"
+    page.write_text(page.read_text(encoding="utf-8") + "\n- one more fact [stated]\n", encoding="utf-8")
+    field.rescan()
+    run_checks(field.snapshot(), memo=memo)
+    assert memo.redone == 1
+    # A new page under a name another page links to: the linking pages are resolved again, not the rest.
+    linking = [info.path for info in field.pages.values() if any(t == "ghost-page" for t, _ in info.links)]
+    assert linking == []
+    (root / "notes" / "linker.md").write_text(_frontmatter("Linker") + "- see [[ghost-page]] [observed]\n", encoding="utf-8")
+    field.rescan()
+    broken = run_checks(field.snapshot(), memo=memo)
+    assert any(f.rule == "link-broken" and f.path == "notes/linker.md" for f in broken)
+    (root / "knowledge" / "ghost-page.md").write_text(_frontmatter("Ghost page") + "- here [observed]\n", encoding="utf-8")
+    field.rescan()
+    snap = field.snapshot()
+    fixed = run_checks(snap, memo=memo)
+    assert memo.redone == 2  # the new page and the one linking to it
+    assert not any(f.rule == "link-broken" and f.path == "notes/linker.md" for f in fixed)
+    assert [src for src, _ in snap.backlinks("knowledge/ghost-page.md")] == ["notes/linker.md"]
+
+
+def test_the_app_analysis_keeps_rows_of_unchanged_pages(tmp_path: Path) -> None:
+    root = tmp_path / "field"
+    shutil.copytree(SAMPLE, root)
+    field = open_field(str(root))
+    memo = CheckMemo()
+    first = analyse(field.snapshot(), memo)
+    page = root / "notes" / "pref-weekly-update-bullets.md"
+    page.write_text(page.read_text(encoding="utf-8") + "\n- one more fact [stated]\n", encoding="utf-8")
+    field.rescan()
+    second = analyse(field.snapshot(), memo, first)
+    fresh = analyse(field.snapshot())
+    assert second.rows == fresh.rows and second.findings == fresh.findings and second.counts == fresh.counts
+    kept = [path for path in second.rows if second.rows[path] is first.rows.get(path)]
+    assert len(kept) >= len(second.rows) - 1
+    assert second.rows["notes/pref-weekly-update-bullets.md"] is not first.rows["notes/pref-weekly-update-bullets.md"]
