@@ -331,3 +331,30 @@ def test_the_watcher_says_which_events_finish_a_write(tmp_path: Path) -> None:
         assert ("written.md", False) in seen  # the create and the modification came first
     finally:
         watcher.stop()
+
+
+def test_an_agent_writing_without_pause_does_not_pile_up_segments(live) -> None:
+    """New pages every 10 ms never leave the queue empty; the index still joins small segments
+    (one bounded step at a time) instead of adding one per commit until the agent stops."""
+    import time
+
+    from memtui.index.service import BUSY_MAX_SEGMENTS
+
+    root, svc, _ = live
+    most = 0
+    started = time.monotonic()
+    number = 0
+    while time.monotonic() - started < 4.0:
+        write_page(root, f"agent/page-{number}.md", page(f"Agent {number}", f"Item agentword{number}."))
+        number += 1
+        try:
+            most = max(most, svc.segment_count())
+        except OSError:
+            pass  # read from this thread while the writer replaced its table of contents
+        time.sleep(0.01)
+    assert number > 200
+    assert most <= BUSY_MAX_SEGMENTS + 4
+    assert svc.flush(timeout=60)
+    assert search_paths(svc, f"agentword{number - 1}") == [f"agent/page-{number - 1}.md"]
+    assert search_paths(svc, "agentword3") == ["agent/page-3.md"]
+    assert_matches_folder(svc)

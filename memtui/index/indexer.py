@@ -175,13 +175,17 @@ class IndexGeneration:
         """Commit one plan as one small segment (no merging: that waits until idle)."""
         writer = self._writer()
         try:
-            # One searcher for every deletion (update_document would open one per page).
-            searcher = writer.searcher()
-            try:
-                for path in [*plan.removed, *plan.docs]:
-                    writer.delete_by_term("path", path, searcher=searcher)
-            finally:
-                searcher.close()
+            # One searcher for every deletion (update_document would open one per page), and
+            # none for new pages: opening it reads every segment (while an agent writes new
+            # pages, each commit adds one until the idle merge), which cost more than the commit.
+            indexed = [path for path in [*plan.removed, *plan.docs] if path in self.records]
+            if indexed:
+                searcher = writer.searcher()
+                try:
+                    for path in indexed:
+                        writer.delete_by_term("path", path, searcher=searcher)
+                finally:
+                    searcher.close()
             for doc in plan.docs.values():
                 writer.add_document(**doc.document())
             writer.commit(merge=False)

@@ -107,6 +107,7 @@ TICK = 0.5  # the writer thread wakes at least this often
 SUPERVISE_EVERY = 1.0
 IDLE_BEFORE_MERGE = 2.0  # merge small segments after this long without changes ...
 MAX_SEGMENTS = 8  # ... or as soon as nothing is due once there are more than this
+BUSY_MAX_SEGMENTS = 16  # ... and even while changes are due, one small step at a time, beyond this
 IDLE_BEFORE_FULL_MERGE = 5.0  # merge several large segments (a two-process build) into one
 RETRY_FULL_MERGE_AFTER = 300.0  # after a background merge failed
 MAX_BATCH = 500
@@ -721,7 +722,15 @@ class IndexService:
         if self._merge is not None:
             self._finish_merge_beside()
         gen = self._gen
-        if gen is not None and not self._frozen and not len(self._debouncer):
+        if gen is not None and not self._frozen and len(self._debouncer) and gen.segment_count() > BUSY_MAX_SEGMENTS:
+            # An agent writing page after page never leaves the queue empty: without this, each
+            # commit added a segment (178 in 10 s at 50 pages a second) and every search and
+            # reader refresh paid for all of them. One bounded step of small segments is a few
+            # tens of milliseconds.
+            if gen.merge_plan() is not None and gen.small_merge_step():
+                gen.merge("small")
+                self._after_commit()
+        elif gen is not None and not self._frozen and not len(self._debouncer):
             idle_for = time.monotonic() - self._last_activity
             plan = gen.merge_plan()
             if plan == "all" and idle_for < IDLE_BEFORE_FULL_MERGE:

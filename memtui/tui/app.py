@@ -229,7 +229,7 @@ class MemtuiApp(App):
             return
         self._ask_before_quitting(dirty)
 
-    @work(exclusive=True, group="quit")
+    @work(exclusive=True, group="quit", description="_ask_before_quitting")
     async def _ask_before_quitting(self, dirty: list) -> None:
         from rich.text import Text
 
@@ -300,7 +300,7 @@ class MemtuiApp(App):
         self.field_signal.publish(FieldEvent("theme"))
 
     # ------------------------------------------------------------------ field
-    @work(thread=True, exclusive=True, group="load", name="load field")
+    @work(thread=True, exclusive=True, group="load", name="load field", description="load_field")
     def load_field(self) -> None:
         """Show cached pages at once, then read the rest in batches (the list fills in)."""
         worker = get_current_worker()
@@ -375,14 +375,14 @@ class MemtuiApp(App):
                 self.save_page_cache(stale_cache)
         self.field_signal.publish(FieldEvent("loaded"))
 
-    @work(thread=True, group="cache", name="save row cache")
+    @work(thread=True, group="cache", name="save row cache", description="save_rows")
     def save_rows(self, result: Analysis) -> None:
         snapshot = result.field
         if getattr(snapshot, "cache_dir", None) is not None:
             stats = {path: (info.size, info.mtime_ns) for path, info in snapshot.pages.items()}
             row_cache.save_rows(snapshot.cache_dir, result.rows, stats)
 
-    @work(thread=True, group="cache", name="save page cache")
+    @work(thread=True, group="cache", name="save page cache", description="save_page_cache")
     def save_page_cache(self, snapshot: Field) -> None:
         snapshot.save_cache()
 
@@ -425,7 +425,7 @@ class MemtuiApp(App):
         self._changed_since_snapshot = set()
         self.run_analysis(self.field.snapshot())
 
-    @work(thread=True, exclusive=False, group="analysis", name="analyse field")
+    @work(thread=True, exclusive=False, group="analysis", name="analyse field", description="run_analysis")
     def run_analysis(self, snapshot: Field) -> None:
         started = time.perf_counter()
         result = analyse(snapshot, self._check_memo, self.analysis)
@@ -496,7 +496,7 @@ class MemtuiApp(App):
         return self.field
 
     # ------------------------------------------------------------------ index
-    @work(thread=True, exclusive=True, group="index", name="open index")
+    @work(thread=True, exclusive=True, group="index", name="open index", description="open_index")
     def open_index(self, save_first: Field | None = None) -> None:
         """Open (or build) the search index; ``save_first``: a field snapshot whose page cache to write first."""
         if save_first is not None:
@@ -698,7 +698,7 @@ class MemtuiApp(App):
             return
         self.rebuild_index()
 
-    @work(thread=True, exclusive=True, group="index", name="rebuild index")
+    @work(thread=True, exclusive=True, group="index", name="rebuild index", description="rebuild_index")
     def rebuild_index(self) -> None:
         def progress(done: int, total: int, phase: str) -> None:
             self.index_progress = LoadProgress(phase, done, total)

@@ -72,8 +72,15 @@ class PageRow:
     proposals: int
     # What the page list shows: (text, style name) per column, made once, off the UI thread.
     cells: tuple[tuple[str, str], ...] = field(default=(), compare=False, repr=False)
+    state_names: tuple[str, ...] | None = field(default=None, compare=False, repr=False)  # states(), made with the cells
 
-    def states(self) -> list[str]:
+    def states(self) -> tuple[str, ...] | list[str]:
+        """The filters this row is listed under (the page list asks for every row at each refill)."""
+        if self.state_names is not None:
+            return self.state_names
+        return self._states()
+
+    def _states(self) -> list[str]:
         if self.trust == PENDING:
             return ["loading"]
         out = []
@@ -158,6 +165,7 @@ def _safe(text: str) -> str:
 def make_cells(row: PageRow) -> PageRow:
     """Fill in the row's display cells (done once, off the UI thread)."""
     object.__setattr__(row, "cells", row_cells(row))
+    object.__setattr__(row, "state_names", tuple(row._states()))
     return row
 
 

@@ -7,6 +7,8 @@ the full text.
 
 from __future__ import annotations
 
+import time
+
 from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding
@@ -83,6 +85,7 @@ class BrowseScreen(FilterInPlace, Screen):
         self.reverse = False
         self.rows: dict[str, PageRow] = {}
         self._reload_timer = None
+        self._reload_seconds = 0.0  # how long the last timed refill took
         self._filter_timer = None
 
     def compose(self) -> ComposeResult:
@@ -122,11 +125,17 @@ class BrowseScreen(FilterInPlace, Screen):
             self._reload()
             return
         if self._reload_timer is None:
-            self._reload_timer = self.set_timer(RELOAD_DELAY, self._timed_reload)
+            # Paced by what a refill costs (sorting and listing 10,000 rows takes a while):
+            # while an agent writes page after page, refills take at most a third of the UI
+            # thread and keys are answered in between.
+            delay = max(RELOAD_DELAY, 2 * self._reload_seconds)
+            self._reload_timer = self.set_timer(delay, self._timed_reload)
 
     def _timed_reload(self) -> None:
         self._reload_timer = None
+        started = time.perf_counter()
         self._reload()
+        self._reload_seconds = time.perf_counter() - started
 
     def _reload(self) -> None:
         app = self.app

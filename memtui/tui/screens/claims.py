@@ -181,7 +181,7 @@ class ClaimsScreen(FilterInPlace, Screen):
             return
         self._compute(analysis)
 
-    @work(thread=True, exclusive=True, group="claims")
+    @work(thread=True, exclusive=True, group="claims", description="_compute")
     def _compute(self, analysis) -> None:
         claims = field_claims(analysis.field)
         self.app.call_from_thread(self._take, analysis, claims)

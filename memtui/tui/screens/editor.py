@@ -400,7 +400,7 @@ class EditorScreen(Screen):
     def action_goto_line(self) -> None:
         self._ask_line()
 
-    @work(exclusive=True, group="editor-dialog")
+    @work(exclusive=True, group="editor-dialog", description="_ask_line")
     async def _ask_line(self) -> None:
         count = self.area.document.line_count
         answer = await self.app.push_screen_wait(
@@ -418,7 +418,7 @@ class EditorScreen(Screen):
     def action_tag_line(self) -> None:
         self._ask_tag()
 
-    @work(exclusive=True, group="editor-dialog")
+    @work(exclusive=True, group="editor-dialog", description="_ask_tag")
     async def _ask_tag(self) -> None:
         row = self.area.cursor_location[0]
         line = self.area.document.get_line(row)
@@ -492,7 +492,7 @@ class EditorScreen(Screen):
             problems.append(f"▲ {finding.rule}{where}: {finding.message}")
         return problems
 
-    @work(exclusive=True, group="editor-save")
+    @work(exclusive=True, group="editor-save", description="save")
     async def save(self) -> bool:
         """Validate, offer to set ``updated:``, merge with changes on disk, write. True when written."""
         if self.buffer is None:
@@ -662,7 +662,7 @@ class EditorScreen(Screen):
             return
         self.leave()
 
-    @work(exclusive=True, group="editor-dialog")
+    @work(exclusive=True, group="editor-dialog", description="leave")
     async def leave(self) -> None:
         if self.dirty:
             choice = await self.app.push_screen_wait(

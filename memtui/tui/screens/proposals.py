@@ -203,7 +203,7 @@ class ProposalsScreen(FilterInPlace, Screen):
         return self.query_one("#proposal-list", OptionList)
 
     # ------------------------------------------------------------------ queue
-    @work(thread=True, exclusive=True, group="proposal-queue")
+    @work(thread=True, exclusive=True, group="proposal-queue", description="refresh_queue")
     def refresh_queue(self) -> None:
         field = self.app.field
         if field is None:
@@ -311,7 +311,7 @@ class ProposalsScreen(FilterInPlace, Screen):
         if self._ids.get(event.option.id or ""):
             self.query_one("#review-scroll").focus()
 
-    @work(thread=True, exclusive=True, group="proposal-review")
+    @work(thread=True, exclusive=True, group="proposal-review", description="load_review")
     def load_review(self, proposal_id: str) -> None:
         self.app.call_from_thread(
             self.query_one("#proposal-review", Static).update, Text(f"… loading {one_line(proposal_id)} and running the checks on its result", style="dim")
@@ -416,7 +416,7 @@ class ProposalsScreen(FilterInPlace, Screen):
     def action_approve(self) -> None:
         self._approve()
 
-    @work(exclusive=True, group="proposal-decide")
+    @work(exclusive=True, group="proposal-decide", description="_approve")
     async def _approve(self) -> None:
         review = self._target(pending=True)
         if review is None:
@@ -453,7 +453,7 @@ class ProposalsScreen(FilterInPlace, Screen):
     def action_reject(self) -> None:
         self._reject()
 
-    @work(exclusive=True, group="proposal-decide")
+    @work(exclusive=True, group="proposal-decide", description="_reject")
     async def _reject(self) -> None:
         review = self._target(pending=True)
         if review is None:
@@ -472,7 +472,7 @@ class ProposalsScreen(FilterInPlace, Screen):
     def action_revert(self) -> None:
         self._revert()
 
-    @work(exclusive=True, group="proposal-decide")
+    @work(exclusive=True, group="proposal-decide", description="_revert")
     async def _revert(self) -> None:
         review = self._target(pending=False)
         if review is None:
@@ -536,7 +536,7 @@ class ProposalsScreen(FilterInPlace, Screen):
     def action_undo(self) -> None:
         self._undo()
 
-    @work(exclusive=True, group="proposal-decide")
+    @work(exclusive=True, group="proposal-decide", description="_undo")
     async def _undo(self) -> None:
         root = self.app.field.root
         highlighted = self._highlighted_id()

@@ -88,7 +88,7 @@ class ProvenanceScreen(PageScreen):
         claim.highlight_rows(row, row)
         claim.scroll_to_row(row, if_hidden=False)
 
-    @work(thread=True, exclusive=True, group="claim page")
+    @work(thread=True, exclusive=True, group="claim page", description="_read_claim_page")
     def _read_claim_page(self, colours: dict[str, str]) -> None:
         """The claim's page, read and laid out as the page view does (opened from the claims list)."""
         abspath = Path(self.app.field.root, *self.claim_path.split("/"))

@@ -184,7 +184,7 @@ class QuarantineScreen(FilterInPlace, Screen):
         return self.query_one("#queue", OptionList)
 
     # ------------------------------------------------------------------ queue
-    @work(thread=True, exclusive=True, group="quarantine-queue")
+    @work(thread=True, exclusive=True, group="quarantine-queue", description="refresh_queue")
     def refresh_queue(self) -> None:
         field = self.app.field
         if field is None:
@@ -468,7 +468,7 @@ class QuarantineScreen(FilterInPlace, Screen):
     def action_approve_to(self) -> None:
         self._approve(ask_folder=True)
 
-    @work(exclusive=True, group="quarantine-decide")
+    @work(exclusive=True, group="quarantine-decide", description="_approve")
     async def _approve(self, ask_folder: bool) -> None:
         review = self._target_review()
         if review is None:
@@ -508,7 +508,7 @@ class QuarantineScreen(FilterInPlace, Screen):
     def action_reject(self) -> None:
         self._reject()
 
-    @work(exclusive=True, group="quarantine-decide")
+    @work(exclusive=True, group="quarantine-decide", description="_reject")
     async def _reject(self) -> None:
         review = self._target_review()
         if review is None:
@@ -529,7 +529,7 @@ class QuarantineScreen(FilterInPlace, Screen):
     def action_reject_group(self) -> None:
         self._group_decision(approve=False)
 
-    @work(exclusive=True, group="quarantine-decide")
+    @work(exclusive=True, group="quarantine-decide", description="_group_decision")
     async def _group_decision(self, approve: bool) -> None:
         source = self._current_group()
         group = self.queue.group(source) if (self.queue and source and not self.show_decided) else None
@@ -611,7 +611,7 @@ class QuarantineScreen(FilterInPlace, Screen):
     def action_undo(self) -> None:
         self._undo()
 
-    @work(exclusive=True, group="quarantine-decide")
+    @work(exclusive=True, group="quarantine-decide", description="_undo")
     async def _undo(self) -> None:
         root = self.app.field.root
         kind, value = self._highlighted()

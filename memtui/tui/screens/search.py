@@ -179,7 +179,7 @@ class SearchScreen(Screen):
             query.insert_text_at_cursor(event.character)
             event.stop()
 
-    @work(thread=True, exclusive=True, group="search", name="search")
+    @work(thread=True, exclusive=True, group="search", name="search", description="run_search")
     def run_search(self, query: str) -> None:
         worker = get_current_worker()
         service = self.app.index
