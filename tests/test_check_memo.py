@@ -4,7 +4,7 @@ The sample field is copied and changed at random, step by step, the way agents c
 memory: pages added under names other pages link to (or already use as titles), pages
 removed, retitled, given aliases, linked, superseded with a stronger tag, rewritten.
 After each step the analysis with the memo (what the app runs) and a fresh one without
-it must agree on every finding, the backlink table and every claim, while the memo
+it must agree on every finding, the lookup tables, the backlink table and every claim, while the memo
 resolves again only the pages the change can affect.
 """
 
@@ -114,6 +114,7 @@ def test_the_memo_gives_what_a_fresh_run_gives(tmp_path: Path, seed: int) -> Non
         assert with_memo == expected, actions
         fresh.backlinks("")
         assert snap._backlinks == fresh._backlinks, actions
+        assert snap._lookup == fresh._tables(), actions  # the memo's tables, entry by entry
         assert field_claims(snap) == field_claims(fresh), actions
     assert {"add", "remove", "link", "supersede"} <= set(actions)
 

@@ -30,6 +30,7 @@ import datetime as _dt
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from memtui.field.field import PAGE_TABLES, file_tables, table_entries, table_value
 from memtui.field.field import lookup_key as _folded
 from memtui.field.page import clean_ref
 
@@ -96,9 +97,20 @@ class CheckMemo:
         self.claims: dict = {}  # path -> (inputs, claims in context): claims.field_claims keeps it
         self.claim_findings: dict = {}  # path -> (first claim, count, findings)
         self._context: tuple | None = None
+        # The field's lookup tables, kept up to date entry by entry (see install_tables).
+        self._table_infos: dict[str, Any] = {}
+        self._entries: dict[str, frozenset[tuple[str, str]]] = {}
+        self._holders: dict[tuple[str, str], set[str]] = {}
+        self._tables: dict[str, dict] = {}
+        self._installed: dict[str, dict] | None = None
         self.redone = 0  # pages resolved again by the last update (for tests and the benchmark)
 
     def _reset(self) -> None:
+        self._table_infos.clear()
+        self._entries.clear()
+        self._holders.clear()
+        self._tables = {}
+        self._installed = None
         self._infos.clear()
         self._names.clear()
         self._refs.clear()
@@ -107,13 +119,60 @@ class CheckMemo:
         self.claims.clear()
         self.claim_findings.clear()
 
-    def update(self, field: Field, resolve_page) -> None:
-        """Bring the memo up to ``field``: ``resolve_page(field, info) -> PageRefs`` is
-        called for every page that a change since the last update may affect."""
+    def _check_context(self, field: Field) -> None:
         context = (field.reader, str(field.content_root), frozenset(field.files), _dt.date.today())
         if context != self._context:
             self._reset()
             self._context = context
+
+    def install_tables(self, field: Field) -> None:
+        """Give ``field`` its lookup tables (what ``Field._tables`` builds from every page),
+        updated from the last ones for the pages that changed: each table entry is
+        recomputed from the pages holding it. Each field gets dicts of its own (a snapshot
+        handed to the screens is never changed afterwards)."""
+        self._check_context(field)
+        if field._lookup is not None and field._lookup is self._installed:
+            return
+        pages = field.pages
+        infos = self._table_infos
+        touched: set[tuple[str, str]] = set()
+        changed = [path for path, info in pages.items() if infos.get(path) is not info]
+        removed = [path for path in infos if path not in pages]
+        for path in changed + removed:
+            old = self._entries.get(path, frozenset())
+            if path in pages:
+                new = frozenset(table_entries(path, pages[path]))
+                self._entries[path] = new
+                infos[path] = pages[path]
+            else:
+                new = frozenset()
+                self._entries.pop(path, None)
+                del infos[path]
+            for entry in old - new:
+                self._holders[entry].discard(path)
+                touched.add(entry)
+            for entry in new - old:
+                self._holders.setdefault(entry, set()).add(path)
+                touched.add(entry)
+        tables = {name: dict(self._tables.get(name, {})) for name in PAGE_TABLES}
+        for entry in touched:
+            table, key = entry
+            holders = self._holders.get(entry)
+            if holders:
+                tables[table][key] = table_value(table, sorted(holders))
+            else:
+                self._holders.pop(entry, None)
+                tables[table].pop(key, None)
+        self._tables = tables
+        installed = dict(tables)
+        installed.update(file_tables(field.files))
+        field.adopt_lookup(installed)
+        self._installed = installed
+
+    def update(self, field: Field, resolve_page) -> None:
+        """Bring the memo up to ``field``: ``resolve_page(field, info) -> PageRefs`` is
+        called for every page that a change since the last update may affect."""
+        self.install_tables(field)
         pages = field.pages
         infos = self._infos
         changed = [path for path, info in pages.items() if infos.get(path) is not info]

@@ -274,6 +274,45 @@ def lookup_key(text: str) -> str:
     return unicodedata.normalize("NFC", text).casefold()
 
 
+PAGE_TABLES = ("id", "id_folded", "title", "stem", "path")
+
+
+def table_entries(path: str, info: PageInfo) -> set[tuple[str, str]]:
+    """The (table, key) entries of the field's lookup tables a page holds."""
+    key = lookup_key(path)
+    entries = {("path", key), ("path", key[:-3]), ("stem", lookup_key(info.stem))}
+    for ident in info.ids:
+        entries.add(("id", ident))
+        entries.add(("id_folded", lookup_key(ident)))
+    title = info._str("title")
+    names = [title] if title and title.strip() else []
+    names.extend(info.aliases)
+    for name in names:
+        entries.add(("title", lookup_key(name.strip())))
+    return entries
+
+
+def table_value(table: str, paths: list[str]):
+    """What a lookup table holds for a key, from the pages holding it (sorted): an id names the
+    first page, a path the last one written in sorted order, a title or a stem every page."""
+    if table == "path":
+        return paths[-1]
+    if table in ("id", "id_folded"):
+        return paths[0]
+    return list(paths)
+
+
+def file_tables(files: Iterable[str]) -> dict[str, dict]:
+    """The lookups of the field's other files (embeds): by folded path and by name."""
+    by_file: dict[str, str] = {}
+    by_file_name: dict[str, list[str]] = {}
+    for rel in sorted(files):
+        key = lookup_key(rel)
+        by_file[key] = rel
+        by_file_name.setdefault(key.rsplit("/", 1)[-1], []).append(rel)
+    return {"file": by_file, "file_name": by_file_name}
+
+
 class Field:
     """The pages of one memory folder and the lookups between them.
 
@@ -546,43 +585,20 @@ class Field:
         so the one closest to the linking page can win.
         """
         if self._lookup is None:
-            by_id: dict[str, str] = {}
-            by_id_folded: dict[str, str] = {}
-            by_title: dict[str, list[str]] = {}
-            by_stem: dict[str, list[str]] = {}
-            by_path: dict[str, str] = {}
+            holders: dict[tuple[str, str], list[str]] = {}
             for path in sorted(self.pages):  # sorted: the first of equal names wins, whatever the load order
-                info = self.pages[path]
-                key = lookup_key(path)
-                by_path[key] = path
-                by_path[key[:-3]] = path
-                for ident in info.ids:
-                    by_id.setdefault(ident, path)
-                    by_id_folded.setdefault(lookup_key(ident), path)
-                title = info._str("title")
-                names = [title] if title and title.strip() else []
-                names.extend(info.aliases)
-                for name in names:
-                    bucket = by_title.setdefault(lookup_key(name.strip()), [])
-                    if path not in bucket:
-                        bucket.append(path)
-                by_stem.setdefault(lookup_key(info.stem), []).append(path)
-            by_file: dict[str, str] = {}
-            by_file_name: dict[str, list[str]] = {}
-            for rel in sorted(self.files):
-                key = lookup_key(rel)
-                by_file[key] = rel
-                by_file_name.setdefault(key.rsplit("/", 1)[-1], []).append(rel)
-            self._lookup = {
-                "id": by_id,
-                "id_folded": by_id_folded,
-                "title": by_title,
-                "stem": by_stem,
-                "path": by_path,
-                "file": by_file,
-                "file_name": by_file_name,
-            }
+                for entry in table_entries(path, self.pages[path]):
+                    holders.setdefault(entry, []).append(path)
+            tables: dict[str, dict] = {name: {} for name in PAGE_TABLES}
+            for (table, key), paths in holders.items():
+                tables[table][key] = table_value(table, paths)
+            tables.update(file_tables(self.files))
+            self._lookup = tables
         return self._lookup
+
+    def adopt_lookup(self, tables: dict[str, dict]) -> None:
+        """Take lookup tables kept up to date elsewhere for exactly these pages (``CheckMemo``)."""
+        self._lookup = tables
 
     def resolve(self, target: str, *, near: str | None = None) -> PageInfo | None:
         """Find the page a reference means: path, id, title or alias, file stem.

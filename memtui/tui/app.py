@@ -53,6 +53,7 @@ LOAD_BATCH = 1000
 SWITCH_INTERVAL = 0.001  # seconds a thread holds the interpreter before another may take it
 ANALYSIS_PAUSE_MIN = 0.0  # after an analysis, before the next one: as long as it took, within these
 ANALYSIS_PAUSE_MAX = 5.0
+ANALYSIS_PAUSE_FACTOR = 2.0
 LIVE_LOOKUP_LIMIT = 2000  # above this many pages, stale lookups wait for the next analysis
 
 
@@ -445,12 +446,13 @@ class MemtuiApp(App):
         self.save_rows(result)
         if self.field is not None and result.generation != self.field.generation:
             # The field changed while we were busy: patch those rows now, analyse again after
-            # a pause as long as the analysis took, so that while an agent writes page after
-            # page the analysis holds the interpreter at most half the time and keys are
-            # answered (at 10,000 pages an analysis takes seconds).
+            # a pause twice as long as the analysis took, so that while an agent writes page
+            # after page the analysis holds the interpreter at most a third of the time, and
+            # keys and the index (which shares it) keep up (at 10,000 pages an analysis of a
+            # few new pages takes about half a second).
             for path in self._changed_since_snapshot:
                 self._refresh_row(path)
-            pause = min(ANALYSIS_PAUSE_MAX, max(ANALYSIS_PAUSE_MIN, self._analysis_seconds))
+            pause = min(ANALYSIS_PAUSE_MAX, max(ANALYSIS_PAUSE_MIN, ANALYSIS_PAUSE_FACTOR * self._analysis_seconds))
             self._analysis_timer = self.set_timer(pause, self._paced_analysis)
         self.ready.set()
         self.field_signal.publish(FieldEvent("analysed"))

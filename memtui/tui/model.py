@@ -219,6 +219,8 @@ def analyse(field_: Field, memo: CheckMemo | None = None, previous: Analysis | N
     ``memo``: what the last analysis of this field learned per page (one analysis at a time
     uses it); only what a change can affect is computed again. ``previous``: the last
     analysis, whose rows are kept for pages whose row would be the same."""
+    if memo is not None:
+        memo.install_tables(field_)  # before the history resolves its first reference
     history = field_.history
     findings = run_checks(field_, memo=memo)
     by_path = findings_by_path(findings)

@@ -10,6 +10,7 @@ from __future__ import annotations
 import time
 
 from rich.text import Text
+from textual import work
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.content import Content
@@ -22,7 +23,7 @@ from memtui.tui.events import FieldEvent
 from memtui.tui.model import FILTERS, PageRow
 from memtui.tui.widgets.footer import MemtuiFooter
 from memtui.tui.widgets.lists import FilterBox, FilterInPlace, matches
-from memtui.tui.widgets.page_table import FIT, Column, PageTable
+from memtui.tui.widgets.page_table import FIT, Column, PageTable, PreparedRows
 from memtui.tui.widgets.page_tree import PageTree
 from memtui.tui.widgets.status_bar import StatusBar
 
@@ -64,6 +65,23 @@ def sort_key(name: str):
     return lambda row: row.path
 
 
+def _filter_counts(rows: dict[str, PageRow]) -> dict[str, int]:
+    """How many rows each filter tab lists."""
+    counts = {name: 0 for name in FILTERS}
+    for row in rows.values():
+        counts["all"] += 1
+        for state in row.states():
+            if state in counts:
+                counts[state] += 1
+    return counts
+
+
+def _visible(rows: dict[str, PageRow], filter_name: str, query: str) -> list[PageRow]:
+    if not query:
+        return [row for row in rows.values() if row.matches(filter_name)]
+    return [row for row in rows.values() if row.matches(filter_name) and matches(query, row.title, row.path, row.subject)]
+
+
 class BrowseScreen(FilterInPlace, Screen):
     """The pages of the field."""
 
@@ -86,6 +104,7 @@ class BrowseScreen(FilterInPlace, Screen):
         self.rows: dict[str, PageRow] = {}
         self._reload_timer = None
         self._reload_seconds = 0.0  # how long the last timed refill took
+        self._fill_token = 0  # which refill is the newest (a worker's older one is dropped)
         self._filter_timer = None
 
     def compose(self) -> ComposeResult:
@@ -132,9 +151,34 @@ class BrowseScreen(FilterInPlace, Screen):
             self._reload_timer = self.set_timer(delay, self._timed_reload)
 
     def _timed_reload(self) -> None:
+        """A refill after field events: the rows are filtered, sorted and measured in a worker
+        (tens of milliseconds at 10,000 pages, which a key pressed meanwhile would wait for)."""
         self._reload_timer = None
+        app = self.app
+        if app.load_error is not None or (app.field is not None and len(app.field) == 0 and not app.pending_paths):
+            self._reload()
+            return
+        self._fill_token += 1
+        self._prepare_fill(dict(app.rows), self._fill_token, self.filter, self.text_filter, self.sort, self.reverse)
+
+    @work(thread=True, exclusive=True, group="browse-fill", description="prepare_fill")
+    def _prepare_fill(self, rows: dict[str, PageRow], token: int, filter_name: str, query: str, sort: str,
+                      reverse: bool) -> None:
         started = time.perf_counter()
-        self._reload()
+        counts = _filter_counts(rows)
+        visible = _visible(rows, filter_name, query)
+        visible.sort(key=sort_key(sort), reverse=reverse)
+        prepared = self.query_one(PageTable).prepare_rows([(row.path, row.cells) for row in visible])
+        self.app.call_from_thread(self._apply_fill, token, rows, counts, visible, prepared, started)
+
+    def _apply_fill(self, token: int, rows, counts, visible, prepared, started: float) -> None:
+        if token != self._fill_token:
+            return  # a newer fill (a filter typed, a sort chosen) was made meanwhile
+        self.query_one("#browse-message", Static).display = False
+        self.query_one("#views").display = True
+        self.rows = rows
+        self._set_tab_labels(counts)
+        self._fill(visible, prepared)
         self._reload_seconds = time.perf_counter() - started
 
     def _reload(self) -> None:
@@ -163,27 +207,24 @@ class BrowseScreen(FilterInPlace, Screen):
         self._fill()
 
     def _update_tabs(self) -> None:
-        counts = {name: 0 for name in FILTERS}
-        for row in self.rows.values():
-            counts["all"] += 1
-            for state in row.states():
-                if state in counts:
-                    counts[state] += 1
+        self._set_tab_labels(_filter_counts(self.rows))
+
+    def _set_tab_labels(self, counts: dict[str, int]) -> None:
         tabs = self.query_one(Tabs)
         for name in FILTERS:
             tab = tabs.query_one(f"#filter-{name}", Tab)
             tab.label = self._tab_label(name, counts[name])
 
     def _visible_rows(self) -> list[PageRow]:
-        query = self.text_filter
-        if not query:
-            return [row for row in self.rows.values() if row.matches(self.filter)]
-        return [row for row in self.rows.values() if row.matches(self.filter) and matches(query, row.title, row.path, row.subject)]
+        return _visible(self.rows, self.filter, self.text_filter)
 
-    def _fill(self) -> None:
+    def _fill(self, visible: list[PageRow] | None = None, prepared: PreparedRows | None = None) -> None:
+        """Fill the list: from ``self.rows`` now, or with rows a worker prepared."""
         table = self.query_one(PageTable)
-        visible = self._visible_rows()
-        visible.sort(key=sort_key(self.sort), reverse=self.reverse)
+        if visible is None:
+            self._fill_token += 1  # a refill being prepared from older settings is dropped
+            visible = self._visible_rows()
+            visible.sort(key=sort_key(self.sort), reverse=self.reverse)
         table.sort_column = self.sort
         table.sort_reverse = self.reverse
         table.empty_message = (
@@ -191,7 +232,10 @@ class BrowseScreen(FilterInPlace, Screen):
             if self.app.field is not None
             else "loading pages…"
         )
-        table.set_rows([(row.path, row.cells) for row in visible])
+        if prepared is not None:
+            table.set_prepared(prepared)
+        else:
+            table.set_rows([(row.path, row.cells) for row in visible])
         tree = self.query_one(PageTree)
         if self.query_one(ContentSwitcher).current == "page-tree":
             self._fill_tree(visible)

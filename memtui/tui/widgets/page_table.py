@@ -49,6 +49,16 @@ CURSOR_MARK = "▶"
 Cell = tuple[str, str]
 
 
+@dataclass(frozen=True, slots=True)
+class PreparedRows:
+    """Rows ready for ``PageTable.set_prepared`` (made off the UI thread)."""
+
+    keys: list[str]
+    cells: dict
+    index: dict[str, int]
+    fit: dict[str, int]
+
+
 class _LazyCells(dict):
     """Row cells made on first use."""
 
@@ -148,14 +158,26 @@ class PageTable(ScrollView, can_focus=True):
     def keys(self) -> list[str]:
         return list(self._keys)
 
+    def prepare_rows(self, rows: Sequence[tuple[str, tuple[Cell, ...]]]) -> PreparedRows:
+        """What ``set_rows`` needs, made from ``rows`` alone: safe to call from a worker thread
+        (10,000 rows take tens of milliseconds), then ``set_prepared`` on the UI thread."""
+        keys = [key for key, _ in rows]
+        return PreparedRows(keys, dict(rows), {key: i for i, key in enumerate(keys)}, self._fit_of(rows))
+
     def set_rows(self, rows: Sequence[tuple[str, tuple[Cell, ...]]], *, keep_cursor: bool = True) -> None:
         """Replace all rows; the cursor stays on the same key when it is still present."""
+        self.set_prepared(self.prepare_rows(rows), keep_cursor=keep_cursor)
+
+    def set_prepared(self, prepared: PreparedRows, *, keep_cursor: bool = True) -> None:
+        """Replace all rows with rows prepared by ``prepare_rows``."""
         previous_key = self.cursor_key if keep_cursor else None
         offset_in_view = self.cursor - int(self.scroll_y)
-        self._keys = [key for key, _ in rows]
-        self._cells = {key: cells for key, cells in rows}
-        self._index = {key: i for i, key in enumerate(self._keys)}
-        self._measure_fit(rows)
+        self._keys = prepared.keys
+        self._cells = prepared.cells
+        self._index = prepared.index
+        if prepared.fit != self._fit:
+            self._fit = prepared.fit
+            self._widths = self._compute_widths(self.scrollable_content_region.width or self.size.width)
         self._set_virtual_size()
         if previous_key is not None and previous_key in self._index:
             new_cursor = self._index[previous_key]
@@ -185,16 +207,14 @@ class PageTable(ScrollView, can_focus=True):
             self.scroll_to(y=0, animate=False, immediate=True)
         self.refresh()
 
-    def _measure_fit(self, rows: Sequence[tuple[str, tuple[Cell, ...]]]) -> None:
+    def _fit_of(self, rows: Sequence[tuple[str, tuple[Cell, ...]]]) -> dict[str, int]:
         """Width of each FIT column: its widest cell (few distinct values: measured once each)."""
         fit = {}
         for number, column in enumerate(self.columns):
             if column.width == FIT:
                 values = {cells[number][0] for _, cells in rows if len(cells) > number}
                 fit[column.key] = max([cell_len(column.label) + 2, *map(cell_len, values)])
-        if fit != self._fit:
-            self._fit = fit
-            self._widths = self._compute_widths(self.scrollable_content_region.width or self.size.width)
+        return fit
 
     def _set_virtual_size(self) -> None:
         # As wide as the visible content: never a horizontal scrollbar over the last row.
