@@ -21,6 +21,13 @@ def _open(root: Path, index_dir: Path) -> IndexService:
     return svc
 
 
+def _first_snapshot(root: Path, index_dir: Path) -> Path:
+    """Build the index once and close it: its records snapshot."""
+    first = _open(root, index_dir)
+    first.close()
+    return first.generation_dir / SNAPSHOT_FILE
+
+
 def _reopened(root: Path, index_dir: Path) -> tuple[IndexService, RecordTable]:
     svc = _open(root, index_dir)
     return svc, svc._gen.records
@@ -98,9 +105,7 @@ def test_pages_changed_while_memtui_was_closed_are_found_by_their_stamps(sample_
 
 def test_a_snapshot_of_another_commit_is_not_used(sample_field: Path, tmp_path: Path) -> None:
     index_dir = tmp_path / "idx"
-    first = _open(sample_field, index_dir)
-    first.close()
-    snapshot = first.generation_dir / SNAPSHOT_FILE
+    snapshot = _first_snapshot(sample_field, index_dir)
     old = snapshot.read_bytes()
     svc = _open(sample_field, index_dir)
     svc.start_watching()
@@ -120,9 +125,7 @@ def test_a_snapshot_of_another_commit_is_not_used(sample_field: Path, tmp_path: 
 
 def test_a_forged_snapshot_is_never_read(sample_field: Path, tmp_path: Path) -> None:
     index_dir = tmp_path / "idx"
-    first = _open(sample_field, index_dir)
-    first.close()
-    snapshot = first.generation_dir / SNAPSHOT_FILE
+    snapshot = _first_snapshot(sample_field, index_dir)
     data = json.loads(snapshot.read_bytes())
     data["sizes"] = [1 for _ in data["sizes"]]
     snapshot.write_bytes(json.dumps(data).encode())  # the manifest's hash no longer matches

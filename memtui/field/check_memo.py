@@ -9,10 +9,10 @@ on the next run redoes only:
 
 * the pages whose summary changed (a new ``PageInfo`` object: pages are
   immutable summaries, shared between field snapshots while unchanged);
-* the pages with a reference to a name that changed: the names a page answers
-  to (its path and file stem, title, aliases, ids, each as a kind and a folded
-  key) are compared before and after, and every page with a reference that
-  could look that name up is resolved again;
+* the pages with a reference to a name that changed: the memo keeps the field's
+  lookup tables (path and file stem, title, aliases, ids) entry by entry, and
+  every page with a reference that could look up an entry that changed is
+  resolved again;
 * everything, when the other files (embeds), the dialect or the day changed.
 
 It also holds, for ``claims.field_claims``, each page's claims in context (put in
@@ -68,51 +68,38 @@ def reference_keys(targets: list[str]) -> frozenset[str]:
     return frozenset(keys)
 
 
-def name_keys(info: PageInfo) -> frozenset[tuple[str, str]]:
-    """The names a page answers to in the field's lookup tables, by kind."""
-    names: set[tuple[str, str]] = set()
-    for key in _name_forms(_folded(info.path)):
-        names.add(("path", key))
-    names.add(("stem", _folded(info.stem)))
-    title = info._str("title")
-    for name in ([title] if title and title.strip() else []) + list(info.aliases):
-        for key in _name_forms(_folded(name.strip())):
-            names.add(("title", key))
-    for ident in info.ids:
-        names.add(("id", ident))
-        for key in _name_forms(_folded(ident)):
-            names.add(("id", key))
-    return frozenset(names)
-
-
 class CheckMemo:
     """Per-page results of the last run of the checks over one field (see the module)."""
 
     def __init__(self) -> None:
-        self._infos: dict[str, Any] = {}
-        self._names: dict[str, frozenset[tuple[str, str]]] = {}
+        self._infos: dict[str, Any] = {}  # the page versions the memo holds results for
         self._refs: dict[str, PageRefs] = {}
-        self._by_key: dict[str, set[str]] = {}
+        self._by_key: dict[str, set[str]] = {}  # folded name -> pages with a reference that may look it up
         self._local: dict[str, tuple[Any, list]] = {}
         self.claims: dict = {}  # path -> (inputs, claims in context): claims.field_claims keeps it
         self.claim_findings: dict = {}  # path -> (first claim, count, findings)
         self._context: tuple | None = None
         # The field's lookup tables, kept up to date entry by entry (see install_tables).
-        self._table_infos: dict[str, Any] = {}
         self._entries: dict[str, frozenset[tuple[str, str]]] = {}
         self._holders: dict[tuple[str, str], set[str]] = {}
         self._tables: dict[str, dict] = {}
         self._installed: dict[str, dict] | None = None
+        # What install_tables found since the last update: pages changed or added, pages
+        # removed, and the folded names whose table entries changed.
+        self._changed: set[str] = set()
+        self._removed: set[str] = set()
+        self._touched_names: set[str] = set()
         self.redone = 0  # pages resolved again by the last update (for tests and the benchmark)
 
     def _reset(self) -> None:
-        self._table_infos.clear()
+        self._infos.clear()
         self._entries.clear()
         self._holders.clear()
         self._tables = {}
         self._installed = None
-        self._infos.clear()
-        self._names.clear()
+        self._changed.clear()
+        self._removed.clear()
+        self._touched_names.clear()
         self._refs.clear()
         self._by_key.clear()
         self._local.clear()
@@ -134,7 +121,7 @@ class CheckMemo:
         if field._lookup is not None and field._lookup is self._installed:
             return
         pages = field.pages
-        infos = self._table_infos
+        infos = self._infos
         touched: set[tuple[str, str]] = set()
         changed = [path for path, info in pages.items() if infos.get(path) is not info]
         removed = [path for path in infos if path not in pages]
@@ -163,6 +150,11 @@ class CheckMemo:
             else:
                 self._holders.pop(entry, None)
                 tables[table].pop(key, None)
+            self._touched_names.update(_name_forms(key))  # ids are folded in their id_folded entry
+        self._changed.difference_update(removed)
+        self._changed.update(changed)
+        self._removed.difference_update(changed)  # removed, then written again before the update
+        self._removed.update(removed)
         self._tables = tables
         installed = dict(tables)
         installed.update(file_tables(field.files))
@@ -174,34 +166,22 @@ class CheckMemo:
         called for every page that a change since the last update may affect."""
         self.install_tables(field)
         pages = field.pages
-        infos = self._infos
-        changed = [path for path, info in pages.items() if infos.get(path) is not info]
-        removed = [path for path in infos if path not in pages]
-        touched_keys: set[str] = set()
-        for path in changed + removed:
-            old = self._names.get(path, frozenset())
-            new = name_keys(pages[path]) if path in pages else frozenset()
-            touched_keys.update(key for _, key in old ^ new)
-            if path in pages:
-                self._names[path] = new
-            else:
-                self._names.pop(path, None)
-        redo = set(changed)
-        for key in touched_keys:
+        redo = {path for path in self._changed if path in pages}
+        for key in self._touched_names:
             redo.update(self._by_key.get(key, ()))
-        for path in removed:
+        for path in self._removed:
             self._forget(path)
-            infos.pop(path, None)
             self._local.pop(path, None)
-        redo.difference_update(removed)
+        redo.difference_update(self._removed)
         for path in redo:
-            info = pages[path]
             self._forget(path)
-            refs = resolve_page(field, info)
+            refs = resolve_page(field, pages[path])
             self._refs[path] = refs
             for key in refs.keys:
                 self._by_key.setdefault(key, set()).add(path)
-            infos[path] = info
+        self._changed.clear()
+        self._removed.clear()
+        self._touched_names.clear()
         self.redone = len(redo)
 
     def _forget(self, path: str) -> None:

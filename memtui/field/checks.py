@@ -285,34 +285,28 @@ def page_references(field: Field, info: PageInfo) -> PageRefs:
     backlinks it gives other pages (as ``Field.backlinks`` counts them), and the names its
     references may look up (what ``CheckMemo`` watches)."""
     out = []
-    backlinks: list[tuple[str, int]] = []
     path = info.path
-    for target, line in info.links:
-        hit = field.resolve(target, near=path)
-        if hit is None:
-            if not _names_a_file(field, target, path):
-                out.append(_finding("link-broken", path, line, f"[[{target}]] matches no page"))
-        elif hit.path != path:
-            backlinks.append((hit.path, line))
-    for target, line in info.embeds:
-        hit = field.resolve(target, near=path)
-        if hit is not None and hit.path != path:
-            backlinks.append((hit.path, line))
-        if field.resolve_file(target, near=path) is None:
+    outgoing = field.outgoing(info)
+    resolved_sources = {}
+    for kind, target, line, hit in outgoing:
+        if kind == "link" and hit is None and not _names_a_file(field, target, path):
+            out.append(_finding("link-broken", path, line, f"[[{target}]] matches no page"))
+        elif kind == "embed" and field.resolve_file(target, near=path) is None:
             out.append(_finding("link-broken", path, line, f"![[{target}]] matches no file"))
-    for source in info.sources:
-        hit = field.resolve_source(source, near=path)
-        if hit is not None and hit.path != path:
-            backlinks.append((hit.path, 0))
+        elif kind == "source":
+            resolved_sources[target] = hit
     sources = info.citation_sources
     for number, line in info.citations:
         if 1 <= number <= len(sources):
             source = sources[number - 1]
             target = source.split("#", 1)[0].split("@", 1)[0].strip()
-            if "://" not in target and target.endswith(".md") and field.resolve_source(source, near=path) is None:
+            if "://" in target or not target.endswith(".md"):
+                continue
+            hit = resolved_sources[source] if source in resolved_sources else field.resolve_source(source, near=path)
+            if hit is None:
                 out.append(_finding("cite-source-missing", path, line, f"[cite:{number}] -> {target}: no such page"))
     keys = reference_keys([t for t, _ in info.links] + [t for t, _ in info.embeds] + list(info.sources) + list(sources))
-    return PageRefs(info, out, backlinks, keys)
+    return PageRefs(info, out, field.backlinks_given(info, outgoing), keys)
 
 
 def _names_a_file(field: Field, target: str, near: str) -> bool:

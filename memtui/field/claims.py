@@ -24,6 +24,7 @@ import json
 import os
 import re
 import threading
+import time
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
@@ -421,8 +422,6 @@ def _save_when_due(cache_dir, pages) -> None:
     after the last write (200,000 claims are 0.6 s of JSON: not after every change)."""
     if cache_dir is None:
         return
-    import time
-
     held = CACHE.on_disk(cache_dir)
     if held is not None:
         missing = sum(1 for info in pages.values() if info.sha256 not in held)

@@ -728,19 +728,27 @@ class Field:
         """Take a backlink table built elsewhere from this field's pages (``CheckMemo``)."""
         self._backlinks = table
 
+    def outgoing(self, info: PageInfo) -> list[tuple[str, str, int, PageInfo | None]]:
+        """A page's references and the page each leads to (or None), in order:
+        ``("link" | "embed" | "source", target, line, page)`` (a source's line is 0)."""
+        near = info.path
+        out = [("link", target, line, self.resolve(target, near=near)) for target, line in info.links]
+        out += [("embed", target, line, self.resolve(target, near=near)) for target, line in info.embeds]
+        out += [("source", source, 0, self.resolve_source(source, near=near)) for source in info.sources]
+        return out
+
+    @staticmethod
+    def backlinks_given(info: PageInfo, outgoing) -> list[tuple[str, int]]:
+        """(page, line) of each of ``outgoing`` (``Field.outgoing(info)``) that leads to another page."""
+        return [(hit.path, line) for _, _, line, hit in outgoing if hit is not None and hit.path != info.path]
+
     def backlinks(self, path: str) -> list[tuple[str, int]]:
         """Pages linking to ``path`` by ``[[wikilink]]`` or an embed, or citing it as a source."""
         if self._backlinks is None:
             table: dict[str, list[tuple[str, int]]] = {}
             for info in self.pages.values():
-                for target, line in (*info.links, *info.embeds):
-                    hit = self.resolve(target, near=info.path)
-                    if hit is not None and hit.path != info.path:
-                        table.setdefault(hit.path, []).append((info.path, line))
-                for source in info.sources:
-                    hit = self.resolve_source(source, near=info.path)
-                    if hit is not None and hit.path != info.path:
-                        table.setdefault(hit.path, []).append((info.path, 0))
+                for target, line in self.backlinks_given(info, self.outgoing(info)):
+                    table.setdefault(target, []).append((info.path, line))
             self._backlinks = table
         return self._backlinks.get(path, [])
 

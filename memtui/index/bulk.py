@@ -101,13 +101,7 @@ def _max_score_union(searcher, q: wq.Or, limit: int, deadline: float) -> Scores:
             floor = heapq.nlargest(limit, [per_score * score + per_term * count for score, count in found.values()])[-1]
             if per_score * sum(bounds[index:]) + per_term * sum(counts[index:]) < floor - 1e-9 * abs(floor):
                 only = found.keys()  # a page not found yet cannot make the list
-        for docnum, (score, count) in _evaluate(searcher, part, deadline, only).items():
-            mine = found.get(docnum)
-            if mine is None:
-                found[docnum] = [score, count]
-            else:
-                mine[0] += score
-                mine[1] += count
+        _add_into(found, _evaluate(searcher, part, deadline, only))
     for value in found.values():
         value[0] = final(value[0], value[1])
     return found
@@ -449,14 +443,19 @@ def _union(parts: list[Scores]) -> Scores:
     # Summed in the order of the parts (floating-point sums are close to Whoosh's tree, not equal).
     out: Scores = {docnum: list(value) for docnum, value in parts[0].items()}
     for part in parts[1:]:
-        for docnum, (score, count) in part.items():
-            mine = out.get(docnum)
-            if mine is None:
-                out[docnum] = [score, count]
-            else:
-                mine[0] += score
-                mine[1] += count
+        _add_into(out, part)
     return out
+
+
+def _add_into(out: Scores, part: Scores) -> None:
+    """Add ``part``'s scores and matching-term counts to ``out``, page by page."""
+    for docnum, (score, count) in part.items():
+        mine = out.get(docnum)
+        if mine is None:
+            out[docnum] = [score, count]
+        else:
+            mine[0] += score
+            mine[1] += count
 
 
 def _intersection(parts: list[Scores]) -> Scores:

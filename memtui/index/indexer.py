@@ -244,13 +244,13 @@ class IndexGeneration:
             return "small" if self.small_merge_step() else "all"
         return None
 
-    def merge(self, kind: str) -> None:
+    def merge(self, kind: str) -> bool:
         """Merge the small segments into one ("small"), or every segment into one ("all")."""
         if kind == "all" and len(self.records) >= PARALLEL_MIN_PAGES and optimize_in_helper(self.dir):
-            return  # a helper process merged everything (and held the memory that takes)
+            return True  # a helper process merged everything (and held the memory that takes)
         chosen = {segment.segment_id() for segment in self.small_merge_step()} if kind != "all" else set()
         if kind != "all" and not chosen:
-            return  # nothing small enough to join in one step (merge_plan says "all" then)
+            return False  # nothing small enough to join in one step (merge_plan says "all" then)
         writer = self._writer()
 
         def small_only(w, segments):
@@ -270,6 +270,7 @@ class IndexGeneration:
         except BaseException:
             writer.cancel()
             raise
+        return True
 
     # ------------------------------------------------------------------ planning
     def plan_paths(self, root: Path, paths: Iterable[str], *, rescanned: bool = False) -> Plan:

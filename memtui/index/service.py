@@ -722,15 +722,16 @@ class IndexService:
         if self._merge is not None:
             self._finish_merge_beside()
         gen = self._gen
-        if gen is not None and not self._frozen and len(self._debouncer) and gen.segment_count() > BUSY_MAX_SEGMENTS:
+        if gen is None or self._frozen:
+            return
+        if len(self._debouncer):
             # An agent writing page after page never leaves the queue empty: without this, each
             # commit added a segment (178 in 10 s at 50 pages a second) and every search and
             # reader refresh paid for all of them. One bounded step of small segments is a few
             # tens of milliseconds.
-            if gen.merge_plan() is not None and gen.small_merge_step():
-                gen.merge("small")
+            if gen.segment_count() > BUSY_MAX_SEGMENTS and gen.merge("small"):
                 self._after_commit()
-        elif gen is not None and not self._frozen and not len(self._debouncer):
+        else:
             idle_for = time.monotonic() - self._last_activity
             plan = gen.merge_plan()
             if plan == "all" and idle_for < IDLE_BEFORE_FULL_MERGE:
@@ -745,8 +746,7 @@ class IndexService:
                 ):
                     self._start_merge_beside(gen)
                 plan = "small" if gen.segment_count() > MAX_SEGMENTS else None
-            if plan is not None:
-                gen.merge(plan)
+            if plan is not None and gen.merge(plan):
                 self._after_commit()
 
     # ------------------------------------------------------------------ merging beside

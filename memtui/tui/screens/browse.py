@@ -159,16 +159,18 @@ class BrowseScreen(FilterInPlace, Screen):
             self._reload()
             return
         self._fill_token += 1
-        self._prepare_fill(dict(app.rows), self._fill_token, self.filter, self.text_filter, self.sort, self.reverse)
+        prepare = self.query_one(PageTable).prepare_rows  # the DOM is asked here, on the UI thread
+        self._prepare_fill(dict(app.rows), self._fill_token, self.filter, self.text_filter, self.sort, self.reverse,
+                           prepare)
 
     @work(thread=True, exclusive=True, group="browse-fill", description="prepare_fill")
     def _prepare_fill(self, rows: dict[str, PageRow], token: int, filter_name: str, query: str, sort: str,
-                      reverse: bool) -> None:
+                      reverse: bool, prepare) -> None:
         started = time.perf_counter()
         counts = _filter_counts(rows)
         visible = _visible(rows, filter_name, query)
         visible.sort(key=sort_key(sort), reverse=reverse)
-        prepared = self.query_one(PageTable).prepare_rows([(row.path, row.cells) for row in visible])
+        prepared = prepare([(row.path, row.cells) for row in visible])
         self.app.call_from_thread(self._apply_fill, token, rows, counts, visible, prepared, started)
 
     def _apply_fill(self, token: int, rows, counts, visible, prepared, started: float) -> None:
