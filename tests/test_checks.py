@@ -620,3 +620,27 @@ def test_the_sample_field_copy_is_untouched_by_checks(sample_field):
     after = {p: p.read_bytes() for p in sample_field.rglob("*") if p.is_file()}
     assert before == after
     assert re.search(r"\.memtui", " ".join(str(p) for p in after)) is None
+
+
+@pytest.mark.parametrize("keep", [0, 1, 3, 10])
+def test_a_tally_counts_and_keeps_the_first_findings_of_each_rule_as_run_checks_sorts_them(keep):
+    import random
+
+    from memtui.field.checks import Finding, FindingTally, sort_findings, summarise
+
+    rng = random.Random(keep)
+    rules = ["link-broken", "stated-uncited", "page-size", "contradiction"]
+    findings = [
+        Finding(rng.choice(rules), rng.choice(["error", "warning", "info"]), f"p{rng.randrange(50)}.md",
+                rng.choice([None, *range(1, 30)]), f"message {rng.randrange(5)}")
+        for _ in range(3000)
+    ]
+    tally = FindingTally(keep)
+    for finding in findings:
+        tally.add(finding)
+    assert tally.summary(50) == summarise(findings, 50)
+    ordered = sort_findings(findings)
+    for rule in rules:
+        of_rule = [f for f in ordered if f.rule == rule]
+        assert tally.first(rule) == of_rule[:keep]
+        assert tally.severity_of(rule) == of_rule[0].severity

@@ -4,12 +4,14 @@ promotions in git revisions, line numbers in unusual pages, a page of thousands 
 from __future__ import annotations
 
 import json
+import marshal
 import re
 
 import pytest
 
 from memtui.dialects.open import open_field
 from memtui.field import claims as claims_mod
+from memtui.store import signed_chunks
 from memtui.field.claims import field_claims
 from tests.helpers_field import make_field, page, run_cli, run_cli_json
 from tests.helpers_review import git, init_repo
@@ -202,8 +204,8 @@ def test_claims_are_cached_by_content_hash_in_the_cache_folder(tmp_path):
     field = open_field(root)
     first = [c.to_json() for c in field_claims(field)]
     cache = field.cache_dir / claims_mod.CACHE_FILE
-    lines = cache.read_text("utf-8").splitlines()
-    assert json.loads(lines[0]) == {"schema": claims_mod.CACHE_SCHEMA}
+    header = json.loads(cache.read_bytes().split(b"\n")[0])
+    assert header["schema"] == claims_mod.CACHE_SCHEMA and header["python"] == signed_chunks.PYTHON
     fresh = claims_mod.ClaimCache()
     fresh.load(field.cache_dir)
     info = field.pages["notes/a.md"]
@@ -212,12 +214,15 @@ def test_claims_are_cached_by_content_hash_in_the_cache_folder(tmp_path):
 
 
 @pytest.mark.parametrize("bad", [
-    '["%s", [[1, "text", "decided", false, "text", [], []]]]',  # not a tag
-    '["%s", [["1", "text", "stated", false, "text", [], []]]]',  # a line that is not a number
-    '["%s", [[1, "text", "stated", false, "text", ["x"], []]]]',  # a citation that is not a number
-    '["%s", [[1, "text", "stated"]]]',  # too short
-    '["%s", {"a": 1}]',
-    'not json',
+    [[["%s", [(1, "text", "decided", False, "text", (), ())]]]],  # not a tag
+    [[["%s", [("1", "text", "stated", False, "text", (), ())]]]],  # a line that is not a number
+    [[["%s", [(1, "text", "stated", False, "text", ("x",), ())]]]],  # a citation that is not a number
+    [[["%s", [(1, "text", "stated")]]]],  # too short
+    [[["%s", {"a": 1}]]],
+    [[{"%s": 1}]],
+    ["not a chunk"],
+    [[["%s"]]],
+    "unsigned",
 ])
 def test_a_damaged_claims_cache_is_read_again_from_the_pages(tmp_path, monkeypatch, bad):
     root = make_field(tmp_path / "f", {"notes/a.md": "- Deploy on Fridays [observed]\n"})
@@ -225,10 +230,84 @@ def test_a_damaged_claims_cache_is_read_again_from_the_pages(tmp_path, monkeypat
     expected = [c.to_json() for c in field_claims(field)]
     sha = field.pages["notes/a.md"].sha256
     cache = field.cache_dir / claims_mod.CACHE_FILE
-    cache.write_text(json.dumps({"schema": claims_mod.CACHE_SCHEMA}) + "\n" + (bad.replace("%s", sha)) + "\n")
+    if bad == "unsigned":
+        head = signed_chunks.header_line({"schema": claims_mod.CACHE_SCHEMA})
+        blob = marshal.dumps([(sha, [(1, "Deploy on Fridays", "stated", False, "deploy on fridays", (), ())])])
+        cache.write_bytes(head + len(blob).to_bytes(4, "little") + bytes(32) + blob)
+    else:
+        chunks = json.loads(json.dumps(bad).replace("%s", sha))  # tuples become lists: the shape is still wrong
+        signed_chunks.write(cache, {"schema": claims_mod.CACHE_SCHEMA}, chunks)
     fresh = claims_mod.ClaimCache()
     fresh.load(field.cache_dir)
     assert fresh.get(sha) is None
     monkeypatch.setattr(claims_mod, "CACHE", fresh)  # as a new process would
     assert [c.to_json() for c in field_claims(open_field(root))] == expected
-    assert json.loads(cache.read_text().splitlines()[1])[0] == sha  # written again, whole
+    again = claims_mod.ClaimCache()
+    again.load(field.cache_dir)
+    assert again.get(sha) == claims_mod.page_claims(field, "notes/a.md")  # written again, whole
+
+
+# ------------------------------------------------------------------ the streamed pass (memtui check)
+
+
+def _in_context_streamed(field) -> list:
+    seen: list = []
+    claims_mod.each_page_in_context(field, seen.extend)
+    return sorted((json.dumps(c.to_json() | {"key": c.key, "new": c.new_citation}) for c in seen))
+
+
+def _in_context_kept(field) -> list:
+    return sorted(json.dumps(c.to_json() | {"key": c.key, "new": c.new_citation}) for c in field_claims(field))
+
+
+CHAIN = {
+    **NOTES,
+    "notes/old.md": page("id: old\ntitle: Old queue", "# Old\n\n- Workers scale on queue depth [suggested]\n"),
+    "notes/new.md": page("id: new\ntitle: New queue\nsupersedes: [old]",
+                         "# New\n\n- Workers scale on queue depth [stated]\n- A [observed] line\n"),
+    "notes/empty.md": "# No claims here\n",
+}
+
+
+@pytest.mark.parametrize("cache_state", ["no file", "whole file", "file lacks a version", "damaged chunk", "unsigned"])
+def test_the_streamed_pass_puts_every_page_in_context_as_the_kept_list_does(tmp_path, monkeypatch, cache_state):
+    root = make_field(tmp_path / "f", CHAIN)
+    init_repo(root)
+    (root / "people/b.md").write_text("Dana leads engineering (kickoff 2026-01-14). [stated]\n"
+                                      "Dana owns hiring [stated]\n", encoding="utf-8")  # promoted since the commit
+    monkeypatch.setattr(claims_mod, "CACHE", claims_mod.ClaimCache())
+    field = open_field(root)
+    expected = _in_context_kept(field)  # writes the cache file
+    assert any('"promoted_from": "suggested"' in c for c in expected) and any("notes/new.md" in c for c in expected)
+    cache = field.cache_dir / claims_mod.CACHE_FILE
+    if cache_state == "no file":
+        cache.unlink()
+    elif cache_state == "file lacks a version":
+        (root / "notes/a.md").write_text((root / "notes/a.md").read_text() + "- Added later [inferred]\n")
+        field = open_field(root)
+        expected = _in_context_kept(field)
+        monkeypatch.setattr(claims_mod, "CACHE", claims_mod.ClaimCache())
+        new = field.pages["notes/a.md"].sha256
+        held, entries = claims_mod.CACHE.stream(field.cache_dir)
+        kept = [(sha, claims) for sha, claims in entries if sha != new]
+        claims_mod.write_entries(field.cache_dir, held - {new}, kept)  # as before the page changed
+    elif cache_state == "damaged chunk":
+        data = bytearray(cache.read_bytes())
+        data[-5:] = b"\xff" * 5
+        cache.write_bytes(bytes(data))
+    elif cache_state == "unsigned":
+        head, _, body = cache.read_bytes().partition(b"\n")
+        cache.write_bytes(signed_chunks.header_line({"schema": claims_mod.CACHE_SCHEMA}) + body)
+    monkeypatch.setattr(claims_mod, "CACHE", claims_mod.ClaimCache())  # as in a new process
+    before = cache.read_bytes() if cache.exists() else None
+    assert _in_context_streamed(field) == expected
+    assert claims_mod.CACHE.get(field.pages["notes/a.md"].sha256) is None  # nothing kept
+    if cache_state == "damaged chunk":
+        assert not cache.exists()  # found damaged during the pass: removed, so that the next pass writes it
+        assert _in_context_streamed(field) == expected
+    held, entries = claims_mod.CACHE.stream(field.cache_dir)
+    assert held == {info.sha256 for info in field.pages.values()}
+    assert {sha for sha, _ in entries} == held  # written again, whole, when it lacked something
+    if cache_state == "whole file":
+        assert cache.read_bytes() == before  # nothing lacked: not written again
+    assert _in_context_streamed(field) == expected

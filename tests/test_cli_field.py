@@ -211,7 +211,7 @@ def test_copy_sample_field_is_byte_identical_and_leaves_the_original_alone(tmp_p
     write = copy / "notes" / "q3-digest.md"
     write.write_text("changed in the copy")
     assert tree_hashes(original) == before
-    assert (default_cache_dir(copy) / "pages.json").is_file()
+    assert (default_cache_dir(copy) / "pages.bin").is_file()
 
 
 @pytest.mark.parametrize("keep", [False, True])

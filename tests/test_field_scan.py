@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import marshal
 import os
 import time
 from pathlib import Path
@@ -14,6 +15,7 @@ from memtui.field import field as field_mod
 from memtui.field import page_cache
 from memtui.field.checks import run_checks
 from memtui.field.field import Field, open_field, scan, slug
+from memtui.store import signed_chunks
 from memtui.store.locations import default_cache_dir
 from tests.helpers import write_page
 from tests.helpers_field import make_field, page, rule_paths
@@ -129,13 +131,13 @@ def test_second_load_reads_nothing_and_a_changed_file_is_picked_up(tmp_path, cou
     _age(root)
     first = Field.load(root)
     assert sorted(count_reads) == ["a.md", "b.md", "c.md"]
-    assert (default_cache_dir(root) / "pages.json").is_file()
+    assert (default_cache_dir(root) / page_cache.CACHE_FILE).is_file()
     assert not (root / ".memtui").exists()  # caches stay out of the field
 
     count_reads.clear()
     second = Field.load(root)
     assert count_reads == []
-    assert {p: i.to_json() for p, i in second.pages.items()} == {p: i.to_json() for p, i in first.pages.items()}
+    assert second.pages == first.pages
 
     write_page(root, "b.md", "# Beta, edited\n")
     (root / "c.md").unlink()
@@ -171,8 +173,13 @@ def test_use_cache_false_neither_reads_nor_writes_the_cache(tmp_path, count_read
 def test_an_explicit_cache_dir_is_used_instead_of_the_field(tmp_path):
     root = make_field(tmp_path / "f", {"a.md": "# A\n"})
     Field.load(root, cache_dir=tmp_path / "elsewhere")
-    assert (tmp_path / "elsewhere" / "pages.json").is_file()
+    assert (tmp_path / "elsewhere" / page_cache.CACHE_FILE).is_file()
     assert not (root / ".memtui").exists()
+
+
+def _write_signed(path: Path, chunks, **header) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    signed_chunks.write(path, {**page_cache.header(), **header}, chunks)
 
 
 @pytest.mark.parametrize(
@@ -180,48 +187,95 @@ def test_an_explicit_cache_dir_is_used_instead_of_the_field(tmp_path):
     [
         b"not json",
         b"[]",
-        b'{"schema": 1, "version": "0.0.1", "pages": {}}',
-        b'{"schema": 4, "version": "0.1.0", "pages": []}',
-        b'{"schema": 4, "version": "0.1.0", "pages": {"a.md": "nonsense"}}',
-        b'{"schema": 4, "version": "0.1.0", "pages": {"a.md": {"size": 4, "mtime_ns": 1, "bogus": 1}}}',
-        b'{"schema": 4, "version": "0.1.0", "pages": {"a.md": {"path": "a.md", "size": 4, "meta": []}}}',
         b"\xff\xfe\x00",
-        b'{"schema": 5, "version": "0.1.0"}\n{"path": "a.md", "size": 4, "meta": []}\n',
-        b'{"schema": 5, "version": "0.1.0"}\n{"path": "a.md", "size": 4, \n',
-        b'{"schema": 5, "version": "0.1.0"}\nnot json\n',
+        b'{"schema": 7, "version": "0.1.0"}\n{"path": "a.md", "size": 4, "meta": []}\n',
+        "unsigned",
+        "signed, cut short",
+        "signed, not marshal",
+        "altered after signing",
+        "signed, not a list of rows",
+        "signed for another reading",
+        "a chunk from another cache file",
     ],
 )
 def test_a_damaged_cache_is_ignored_and_rewritten(tmp_path, content):
     root = make_field(tmp_path / "f", {"a.md": "# A\n"})
     _age(root)
-    cache = default_cache_dir(root) / "pages.json"
+    good = list(page_cache.rows(Field.load(root, use_cache=False).pages.values()))
+    cache = default_cache_dir(root) / page_cache.CACHE_FILE
     cache.parent.mkdir(parents=True, exist_ok=True)
-    cache.write_bytes(content)
+    if content == "unsigned":
+        head = signed_chunks.header_line(page_cache.header())
+        blob = marshal.dumps(good[0])
+        cache.write_bytes(head + len(blob).to_bytes(4, "little") + bytes(32) + blob)
+    elif content == "signed, cut short":
+        _write_signed(cache, good)
+        cache.write_bytes(cache.read_bytes()[:-3])
+    elif content == "signed, not marshal":
+        from memtui.store import signing
+
+        head = signed_chunks.header_line(page_cache.header())
+        junk = b"\xff" * 20
+        mac = signed_chunks._mac(signing.signing_key()[0], head, 0, junk)  # signed by memtui, yet not marshal
+        cache.write_bytes(head + len(junk).to_bytes(4, "little") + mac + junk)
+    elif content == "altered after signing":
+        _write_signed(cache, good)
+        data = bytearray(cache.read_bytes())
+        data[-20:] = b"\xff" * 20  # the bytes change under a valid length: the HMAC no longer matches
+        cache.write_bytes(bytes(data))
+    elif content == "signed, not a list of rows":
+        _write_signed(cache, [{"a.md": 1}])
+    elif content == "signed for another reading":
+        _write_signed(cache, good, reader="obsidian")
+    elif content == "a chunk from another cache file":
+        _write_signed(tmp_path / "other.bin", good)
+        head = signed_chunks.header_line(page_cache.header())
+        cache.write_bytes(head + (tmp_path / "other.bin").read_bytes().partition(b"\n")[2])
+    else:
+        cache.write_bytes(content)
+    assert page_cache.read_infos(cache.parent) == {}
     field = Field.load(root)
     assert field.pages["a.md"].title == "A"
-    assert json.loads(cache.read_text().splitlines()[0])["schema"] == page_cache.CACHE_SCHEMA
+    assert json.loads(cache.read_bytes().split(b"\n")[0])["schema"] == page_cache.CACHE_SCHEMA
+    assert set(page_cache.read_infos(cache.parent)) == {"a.md"}
 
 
 @pytest.mark.parametrize(
     "bad",
     [
         {"links": 5},  # not a list of pairs
+        {"links": [("target", 1, "extra")]},
+        {"citations": [[1, 2]]},
         {"meta": ["not", "a", "mapping"]},
+        {"size": "4"},
         {"path": "other.md"},  # an entry for another page
-        {"unknown_field": 1},
+        {"unknown_field": 1},  # a row one field too wide
     ],
 )
 def test_a_cache_entry_with_matching_stat_but_wrong_shape_is_reread(tmp_path, bad):
     root = make_field(tmp_path / "f", {"a.md": "# A\n"})
     _age(root)
-    st = (root / "a.md").stat()
-    entry = {"size": st.st_size, "mtime_ns": st.st_mtime_ns, "path": "a.md", "sha256": "x", "meta": {}, **bad}
-    header = {"schema": page_cache.CACHE_SCHEMA, "version": "0.1.0", "reader": "memtui"}
-    cache = default_cache_dir(root) / "pages.json"
-    cache.parent.mkdir(parents=True, exist_ok=True)
-    cache.write_text(json.dumps(header) + "\n" + json.dumps(entry) + "\n")
+    info = Field.load(root, use_cache=False).pages["a.md"]
+    values = {name: getattr(info, name) for name in page_cache.FIELDS}
+    values.update(sha256="x", **bad)
+    cache = default_cache_dir(root) / page_cache.CACHE_FILE
+    _write_signed(cache, [[tuple(values.values())]])
+    assert "a.md" not in page_cache.read_infos(cache.parent)
     info = Field.load(root).pages["a.md"]
     assert info.title == "A" and info.sha256 != "x"
+
+
+def test_the_cache_keeps_every_field_of_a_summary_and_shares_repeated_keys(tmp_path):
+    pages = {f"p{n}.md": f"---\ntitle: P{n}\nkind: preference\n---\n# P{n}\nSee [[p{n + 1}]]. [^1]\n" for n in range(5)}
+    root = make_field(tmp_path / "f", pages)
+    _age(root)
+    fresh = Field.load(root).pages
+    cached = page_cache.read_infos(default_cache_dir(root))
+    assert cached == fresh
+    first, second = cached["p0.md"], cached["p1.md"]
+    key = next(k for k in first.meta if k == "kind")
+    assert key is next(k for k in second.meta if k == "kind")
+    assert first.meta["kind"] is second.meta["kind"]
 
 
 # --------------------------------------------------------------------------- refresh and rescan

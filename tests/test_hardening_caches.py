@@ -3,13 +3,14 @@
 The index manifest used to record names, sizes and mtimes only, which anyone who
 can write the cache controls: a same-size table of contents with its mtime
 restored was unpickled (running the forger's code). The page cache
-(``pages.json``) and the row cache (``rows.json``) were unsigned and trusted
+(then ``pages.json``) and the row cache (``rows.json``) were unsigned and trusted
 when size and mtime matched: a forged entry hid a quarantined page.
 """
 
 from __future__ import annotations
 
 import json
+import marshal
 import os
 import pickle
 import subprocess
@@ -173,21 +174,26 @@ def test_a_copied_index_is_trusted_after_its_content_is_checked(built) -> None:
 # --------------------------------------------------------------------------- the page and row caches
 
 
-def _forge_entry(entry: dict) -> dict:
-    forged = dict(entry)
-    forged["meta"] = {k: v for k, v in entry["meta"].items() if k not in ("taint", "origin")}
-    forged["meta"]["reviewed"] = True
-    return forged
+def _forge_info(info):
+    import dataclasses
+
+    meta = {k: v for k, v in info.meta.items() if k not in ("taint", "origin")}
+    meta["reviewed"] = True
+    return dataclasses.replace(info, meta=meta)
 
 
 def test_a_forged_page_cache_entry_does_not_hide_a_quarantined_page(sample_field: Path, capsys) -> None:
     Field.load(sample_field)
     cache_dir = locations.default_cache_dir(sample_field)
     path = page_cache.cache_path(cache_dir)
-    header, *lines = path.read_text().splitlines()
-    forged = [json.dumps(_forge_entry(json.loads(line))) if json.loads(line)["path"] == HOSTILE else line
-              for line in lines]
-    path.write_text("\n".join([header, *forged]) + "\n")
+    head, _, body = path.read_bytes().partition(b"\n")
+    infos = page_cache.read_infos(cache_dir)
+    assert HOSTILE in infos  # the real cache is read
+    forged = [_forge_info(info) if info.path == HOSTILE else info for info in infos.values()]
+    blob = marshal.dumps(next(page_cache.rows(forged)))
+    mac = body[4:36]  # the real chunk's HMAC, on the forged chunk
+    path.write_bytes(head + b"\n" + len(blob).to_bytes(4, "little") + mac + blob)
+    assert page_cache.read_infos(cache_dir) == {}
     field = Field.load(sample_field)
     assert field.trust(HOSTILE) == trust.QUARANTINED
     code, data, _ = run_cli_json(["quarantine", "list", sample_field], capsys)
@@ -199,7 +205,7 @@ def test_a_page_cache_signed_with_another_key_is_not_used(sample_field: Path, tm
     Field.load(sample_field)
     monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "another-user"))
     cache_dir = locations.default_cache_dir(sample_field)
-    assert page_cache.read_entries(cache_dir) == {}
+    assert page_cache.read_infos(cache_dir) == {}
     _, pending = Field.open_cached(sample_field)
     assert len(pending) == len(scan(sample_field)[0])  # every page is read again
 

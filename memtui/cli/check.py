@@ -11,7 +11,16 @@ from memtui.cli.options import add_dialect_option
 from memtui.cli.output import cell, console, print_json
 from memtui.dialects.open import open_field
 from memtui.dialects.report import field_report
-from memtui.field.checks import ERROR, RULES, SEVERITY_ORDER, run_checks, summarise
+from memtui.field.checks import (
+    ERROR,
+    RULES,
+    SEVERITY_ORDER,
+    FindingTally,
+    check_field,
+    run_checks,
+    sort_findings,
+    summarise,
+)
 from memtui.review import ledger
 from memtui.textsafety import one_line, plural
 
@@ -47,9 +56,23 @@ def run(args: argparse.Namespace) -> int:
     if args.field is None:
         args.check_parser.error("the following arguments are required: field")  # exits 2
     field = ledger.with_approvals(open_field(args.field, dialect=args.dialect))
-    findings = run_checks(field)
-    summary = summarise(findings, len(field))
     report = field_report(field)
+    if args.json:
+        findings = run_checks(field)
+        summary = summarise(findings, len(field))
+    else:
+        # Counted as they come: the first few of each rule are kept, and with --all only the
+        # findings printed (a million findings at 100,000 pages are never one list).
+        tally = FindingTally(max(args.per_rule, 0))
+        kept: list = []
+
+        def emit(finding) -> None:
+            tally.add(finding)
+            if args.all and (not args.rule or finding.rule in args.rule):
+                kept.append(finding)
+
+        check_field(field, emit)
+        summary = tally.summary(len(field))
     summary.update(report.to_json())
     summary["trust"] = trust_counts(field)
     if args.json:
@@ -58,11 +81,10 @@ def run(args: argparse.Namespace) -> int:
         out = console()
         for line in report.lines():
             out.print(cell(line, style="dim"))
-        shown = [f for f in findings if not args.rule or f.rule in args.rule]
         if args.all:
-            print_every_finding(shown)
+            print_every_finding(sort_findings(kept))
         else:
-            print_by_rule(shown, len(field), per_rule=args.per_rule)
+            print_by_rule(tally, len(field), rules=args.rule)
         out.print(
             Text(
                 f"{plural(summary['pages'], 'page')}, {plural(summary['errors'], 'error')}, "
@@ -82,32 +104,32 @@ def _finding_line(finding) -> str:
     return f"{where}  {one_line(finding.message)}"
 
 
-def print_by_rule(findings, pages: int, *, per_rule: int) -> None:
-    """Findings grouped by rule, worst and most frequent first; the first ``per_rule`` of each.
+def print_by_rule(tally: FindingTally, pages: int, *, rules: list[str] | None = None) -> None:
+    """Findings grouped by rule, worst and most frequent first; the first ``tally.keep`` of each.
 
     Printing 40,000 findings as one table took 11x as long as the checks themselves;
     a reader wants each rule's count and a few examples, then ``--all`` or ``--rule``.
     """
     out = console()
-    if not findings:
+    counts = {rule: n for rule, n in tally.by_rule.items() if not rules or rule in rules}
+    if not counts:
         return
-    groups: dict[str, list] = {}
-    for finding in findings:
-        groups.setdefault(finding.rule, []).append(finding)
-    order = sorted(groups.items(), key=lambda item: (SEVERITY_ORDER[item[1][0].severity], -len(item[1]), item[0]))
-    out.print(Text(f"memtui check: {plural(pages, 'page')}, {plural(len(findings), 'finding')} by rule", style="bold"))
+    severity = {rule: tally.severity_of(rule) for rule in counts}
+    order = sorted(counts, key=lambda rule: (SEVERITY_ORDER[severity[rule]], -counts[rule], rule))
+    total = sum(counts.values())
+    out.print(Text(f"memtui check: {plural(pages, 'page')}, {plural(total, 'finding')} by rule", style="bold"))
     hidden = 0
-    for rule, group in order:
-        severity = group[0].severity
-        head = Text(SEVERITY_GLYPH[severity], style=SEVERITY_STYLE[severity])
+    for rule in order:
+        head = Text(SEVERITY_GLYPH[severity[rule]], style=SEVERITY_STYLE[severity[rule]])
         head.append(f"  {rule}", style="bold")
-        head.append(f"  {len(group):,}")
+        head.append(f"  {counts[rule]:,}")
         out.print(head)
-        for finding in group[:per_rule]:
+        for finding in tally.first(rule):
             out.print(Text("    " + _finding_line(finding)))
-        if len(group) > per_rule:
-            hidden += len(group) - per_rule
-            out.print(Text(f"    … {len(group) - per_rule:,} more: memtui check FIELD --rule {rule} --all", style="dim"))
+        more = counts[rule] - len(tally.first(rule))
+        if more > 0:
+            hidden += more
+            out.print(Text(f"    … {more:,} more: memtui check FIELD --rule {rule} --all", style="dim"))
     if hidden:
         out.print(Text(f"{hidden:,} findings not printed; --all prints every one, --json lists them all", style="dim"))
 

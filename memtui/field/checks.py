@@ -1,6 +1,7 @@
 """Deterministic checks over a field: each rule has a stable id, a severity and a reason.
 
-``run_checks(field)`` returns every finding, sorted by path and line. The same
+``run_checks(field)`` returns every finding, sorted by path and line (``check_field``
+passes each to a function instead, for a tally of a large field). The same
 rules run on a single page for the page view (``check_page``) and on a field as
 it would be after a proposal is applied (the review screens build such a field).
 """
@@ -10,13 +11,13 @@ from __future__ import annotations
 import datetime as _dt
 import re
 from collections import Counter
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from memtui.field import trust as trust_mod
 from memtui.field.check_memo import CheckMemo, PageRefs, reference_keys
-from memtui.field.claims import field_claims
+from memtui.field.claims import each_page_in_context, field_claims
 from memtui.field.frontmatter import MAX_YAML_DEPTH
 from memtui.field.page import KINDS, ORIGINS
 from memtui.field.rule_settings import SETTINGS_FILE, RuleSettings
@@ -454,31 +455,48 @@ def run_checks(field: Field, *, include_info: bool = True, memo: CheckMemo | Non
     page's own findings and references are taken from the last run where a change cannot
     have moved them, and the field's backlink table is filled from the references."""
     findings: list[Finding] = []
-    for problem in field.scan_problems:
-        findings.append(_finding(problem.rule, problem.path, None, problem.message))
-    for path in field.vanished:
-        findings.append(_finding("page-vanished", path, None, "deleted while being read; skipped"))
+    check_field(field, findings.append, include_info=include_info, memo=memo)
+    return sort_findings(findings)
+
+
+def check_field(
+    field: Field, emit: Callable[[Finding], object], *, include_info: bool = True, memo: CheckMemo | None = None
+) -> None:
+    """Pass every finding of the field to ``emit``, in no order, as ``memtui.toml`` wants it.
+
+    What ``run_checks`` collects; ``memtui check`` counts them instead (``FindingTally``), so that
+    a field of 100,000 pages and a million findings is never held as a list of findings.
+    """
+    settings = rule_settings(field)
+    adjust = settings.adjust
+
+    def put(findings: Iterable[Finding]) -> None:
+        for finding in findings:
+            finding = adjust(finding)
+            if finding is not None and (include_info or finding.severity != INFO):
+                emit(finding)
+
+    put(_finding(problem.rule, problem.path, None, problem.message) for problem in field.scan_problems)
+    put(_finding("page-vanished", path, None, "deleted while being read; skipped") for path in field.vanished)
     if memo is not None:
         memo.update(field, page_references)
         for info in field.pages.values():
-            findings.extend(memo.local(info, check_page_local))
-            findings.extend(memo.refs(info.path).findings)
+            put(memo.local(info, check_page_local))
+            put(memo.refs(info.path).findings)
         field.adopt_backlinks(memo.backlinks(field))
     else:
         for info in field.pages.values():
-            findings.extend(check_page_local(info))
-            findings.extend(_link_findings(field, info))
-    findings.extend(_history_findings(field))
+            put(check_page_local(info))
+            put(_link_findings(field, info))
+    put(_history_findings(field))
     for index in index_pages(field):
-        findings.extend(_memory_findings(field, index))
-    findings.extend(field.reader.checks(field))
-    findings.extend(claim_findings(field, memo=memo))
-    settings = rule_settings(field)
-    findings.extend(_finding("settings-invalid", SETTINGS_FILE, None, problem) for problem in settings.problems)
-    findings = settings.apply(findings, {rule.id: rule.severity for rule in _RULES})
-    if not include_info:
-        findings = [f for f in findings if f.severity != INFO]
-    return sort_findings(findings)
+        put(_memory_findings(field, index))
+    put(field.reader.checks(field))
+    if memo is not None:
+        put(claim_findings(field, memo=memo))
+    else:  # one page's claims in memory at a time (2,000,000 claims at 100,000 pages)
+        each_page_in_context(field, lambda claims: put(_claim_findings(field, claims, None)))
+    put(_finding("settings-invalid", SETTINGS_FILE, None, problem) for problem in settings.problems)
 
 
 def page_findings(field: Field, info: PageInfo) -> list[Finding]:
@@ -516,19 +534,58 @@ class _Single:
 
 
 def sort_findings(findings: Iterable[Finding]) -> list[Finding]:
-    return sorted(findings, key=lambda f: (f.path, f.line or 0, SEVERITY_ORDER[f.severity], f.rule, f.message))
+    return sorted(findings, key=_sort_key)
 
 
-def summarise(findings: list[Finding], pages: int) -> dict[str, Any]:
-    by_severity = Counter(f.severity for f in findings)
-    return {
-        "pages": pages,
-        "errors": by_severity.get(ERROR, 0),
-        "warnings": by_severity.get(WARNING, 0),
-        "info": by_severity.get(INFO, 0),
-        "by_rule": dict(sorted(Counter(f.rule for f in findings).items())),
-        "pages_with_findings": len({f.path for f in findings}),
-    }
+def summarise(findings: Iterable[Finding], pages: int) -> dict[str, Any]:
+    tally = FindingTally(0)
+    for finding in findings:
+        tally.add(finding)
+    return tally.summary(pages)
+
+
+def _sort_key(f: Finding) -> tuple:
+    return (f.path, f.line or 0, SEVERITY_ORDER[f.severity], f.rule, f.message)
+
+
+class FindingTally:
+    """Counts of findings by severity, rule and page, and the first ``keep`` of each rule in
+    ``run_checks``'s order: what a summary shows, without holding every finding."""
+
+    def __init__(self, keep: int) -> None:
+        self.keep = keep
+        self.by_severity: Counter[str] = Counter()
+        self.by_rule: Counter[str] = Counter()
+        self.paths: set[str] = set()
+        self._first: dict[str, list[Finding]] = {}
+
+    def add(self, finding: Finding) -> None:
+        self.by_severity[finding.severity] += 1
+        self.by_rule[finding.rule] += 1
+        self.paths.add(finding.path)
+        held = self._first.setdefault(finding.rule, [])
+        held.append(finding)
+        if len(held) >= 4 * max(self.keep, 1):
+            held.sort(key=_sort_key)
+            del held[max(self.keep, 1) :]
+
+    def first(self, rule: str) -> list[Finding]:
+        """The first ``keep`` findings of ``rule``, sorted as ``run_checks`` sorts."""
+        return sorted(self._first.get(rule, ()), key=_sort_key)[: self.keep]
+
+    def severity_of(self, rule: str) -> str:
+        """The severity of the rule's first finding (``memtui.toml`` may change it on some paths)."""
+        return min(self._first[rule], key=_sort_key).severity
+
+    def summary(self, pages: int) -> dict[str, Any]:
+        return {
+            "pages": pages,
+            "errors": self.by_severity.get(ERROR, 0),
+            "warnings": self.by_severity.get(WARNING, 0),
+            "info": self.by_severity.get(INFO, 0),
+            "by_rule": dict(sorted(self.by_rule.items())),
+            "pages_with_findings": len(self.paths),
+        }
 
 
 def findings_by_path(findings: Iterable[Finding]) -> dict[str, list[Finding]]:

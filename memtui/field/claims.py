@@ -19,29 +19,29 @@ context (history status, trust, promotions). Both never raise for a bad page.
 from __future__ import annotations
 
 import contextlib
-import gc
-import json
 import os
 import re
 import threading
 import time
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, NamedTuple
 
 from memtui.field import body as body_mod
 from memtui.field.page import PageInfo, decode
-from memtui.store import gitrepo
+from memtui.store import gitrepo, signed_chunks
 from memtui.store.files import read_bytes, sha256_bytes
-from memtui.store.safe_write import write_internal_file
+from memtui.store.gc_pause import no_cycle_collection
 
 STRENGTH = {"suggested": 0, "inferred": 1, "observed": 2, "stated": 3}
 TAGS = tuple(STRENGTH)
 CURRENT_LINE = "current"
 STRUCK_LINE = "struck"
-CACHE_FILE = "claims.json"
-CACHE_SCHEMA = 1
+CACHE_FILE = "claims.bin"  # signed marshal chunks (store.signed_chunks): 323 MB of JSON lines at 100,000 pages before
+OLD_CACHE_FILE = "claims.json"
+CACHE_SCHEMA = 2
+SAVE_CHUNK = 2000  # page versions per chunk
 MAX_CLAIM_PAGE_BYTES = 2 * 1024 * 1024  # as the page parser's limit
 MEMORY_CACHE_LIMIT = 200_000  # page versions kept in memory (content hash -> claims)
 
@@ -65,14 +65,6 @@ class LineClaim(NamedTuple):
     key: str  # how it is compared with other versions
     cites: tuple[int, ...]  # [cite:N] numbers on the line
     sources: tuple[str, ...]  # sources written on the line itself (links, paths, dated provenance)
-
-    def to_list(self) -> list[Any]:
-        return [self.line, self.text, self.tag, self.struck, self.key, list(self.cites), list(self.sources)]
-
-    @classmethod
-    def from_list(cls, item: list[Any]) -> LineClaim:
-        """From the cache file; ``ValueError`` for anything this module did not write."""
-        return _from_lists([item])[0]
 
 
 def _from_lists(items: list[Any]) -> list[LineClaim]:
@@ -129,19 +121,6 @@ class Claim(NamedTuple):
             "trust": self.trust,
             "promoted_from": self.promoted_from,
         }
-
-
-@contextlib.contextmanager
-def _no_cycle_collection():
-    """Hundreds of thousands of claims, none of them garbage: no cycle collection while they are made
-    (it took two thirds of ``field_claims`` at 10,000 pages)."""
-    was = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if was:
-            gc.enable()
 
 
 # ---------------------------------------------------------------------- one page version
@@ -207,7 +186,7 @@ def claims_of_bytes(data: bytes, info: PageInfo | None = None) -> list[LineClaim
 
 
 class ClaimCache:
-    """Claims by content hash, in memory and in the field's cache folder (``claims.json``)."""
+    """Claims by content hash, in memory and in the field's cache folder (``claims.bin``)."""
 
     def __init__(self) -> None:
         self._by_sha: dict[str, list[LineClaim]] = {}
@@ -233,22 +212,41 @@ class ClaimCache:
         if cache_dir is None or cache_dir in self._loaded:
             return
         self._loaded.add(cache_dir)
-        try:
-            with _no_cycle_collection(), open(Path(cache_dir) / CACHE_FILE, encoding="utf-8") as handle:
-                header = json.loads(handle.readline() or "null")
-                if not isinstance(header, dict) or header.get("schema") != CACHE_SCHEMA:
-                    return
-                held = set()
-                loads = json.loads
-                for line in handle:
-                    sha, items = loads(line)
-                    if isinstance(sha, str):
-                        held.add(sha)
-                        if sha not in self._by_sha:
-                            self._by_sha[sha] = _from_lists(items)
-                self._on_disk[cache_dir] = frozenset(held)
-        except (OSError, ValueError, TypeError):
+        held, entries = self.stream(cache_dir)
+        if held is None:
             return
+        try:
+            with no_cycle_collection():
+                for sha, claims in entries:
+                    if sha not in self._by_sha:
+                        self._by_sha[sha] = claims
+        except ValueError:
+            return
+        self._on_disk[cache_dir] = held
+
+    def stream(self, cache_dir: Path | None) -> tuple[frozenset[str] | None, Iterator[tuple[str, list[LineClaim]]]]:
+        """The page versions the cache file holds (None: no usable file) and its entries, read as
+        they are iterated and kept nowhere. The iteration raises ``ValueError`` at a damaged chunk."""
+        if cache_dir is None:
+            return None, iter(())
+        try:
+            chunks = signed_chunks.read(Path(cache_dir) / CACHE_FILE, {"schema": CACHE_SCHEMA})
+            held = next(chunks, None)
+            if type(held) is not list or not all(type(sha) is str for sha in held):
+                return None, iter(())
+        except signed_chunks.Unusable:
+            return None, iter(())
+        return frozenset(held), self._entries(chunks)
+
+    @staticmethod
+    def _entries(chunks: Iterator[Any]) -> Iterator[tuple[str, list[LineClaim]]]:
+        for chunk in chunks:
+            try:
+                for sha, items in chunk:
+                    if type(sha) is str:
+                        yield sha, _from_lists(items)
+            except TypeError as exc:
+                raise ValueError(str(exc)) from None
 
     def save(self, cache_dir: Path | None, keep: Iterable[str]) -> None:
         """Write the claims of the page versions in ``keep`` unless the file holds exactly those already
@@ -258,15 +256,33 @@ class ClaimCache:
         wanted = frozenset(sha for sha in keep if sha in self._by_sha)
         if self._on_disk.get(cache_dir) == wanted:
             return
-        lines = [json.dumps({"schema": CACHE_SCHEMA})]
-        for sha in wanted:
-            claims = self._by_sha[sha]
-            lines.append(json.dumps([sha, [c.to_list() for c in claims]], separators=(",", ":")))
-        try:
-            write_internal_file(Path(cache_dir) / CACHE_FILE, ("\n".join(lines) + "\n").encode())
+        if write_entries(cache_dir, wanted, ((sha, self._by_sha[sha]) for sha in wanted)):
             self._on_disk[cache_dir] = wanted
-        except OSError:
-            pass
+
+
+def write_entries(cache_dir: Path, shas: Iterable[str], entries: Iterable[tuple[str, list[LineClaim]]]) -> bool:
+    """Write the cache file: first the page versions it holds (``shas``), then ``entries``, a chunk
+    at a time as they come (best effort: False when it could not be written)."""
+    def chunks():
+        yield sorted(shas)
+        chunk: list[tuple] = []
+        for sha, claims in entries:
+            chunk.append((sha, [tuple(claim) for claim in claims]))
+            if len(chunk) == SAVE_CHUNK:
+                yield chunk
+                chunk = []
+        if chunk:
+            yield chunk
+
+    try:
+        signed_chunks.write(Path(cache_dir) / CACHE_FILE, {"schema": CACHE_SCHEMA}, chunks())
+    except (OSError, ValueError):
+        return False
+    try:
+        (Path(cache_dir) / OLD_CACHE_FILE).unlink()
+    except OSError:
+        pass
+    return True
 
 
 CACHE = ClaimCache()
@@ -280,16 +296,22 @@ def page_claims(field, path: str) -> list[LineClaim]:
     found = CACHE.get(info.sha256)
     if found is not None:
         return found
+    sha, claims = _read_claims(field, path, info)
+    if sha is not None:
+        CACHE.put(sha, claims)
+    return claims
+
+
+def _read_claims(field, path: str, info: PageInfo) -> tuple[str | None, list[LineClaim]]:
+    """The claims of the page's bytes on disk, and those bytes' content hash (None: unreadable)."""
     try:
         result = read_bytes(os.path.join(field.root, *path.split("/")))
     except OSError:
         result = None
     if result is None:
-        return []
+        return None, []
     data = result[0]
-    claims = claims_of_bytes(data, info)
-    CACHE.put(sha256_bytes(data), claims)
-    return claims
+    return sha256_bytes(data), claims_of_bytes(data, info)
 
 
 # ---------------------------------------------------------------------- the field
@@ -332,7 +354,7 @@ def field_claims(field, *, git: bool = True, per_page: dict | None = None) -> li
     memo = getattr(field, "_claims_memo", None)
     if memo is not None and memo[0] == key:
         return memo[1]
-    with _no_cycle_collection():
+    with no_cycle_collection():
         out = _field_claims(field, git=git, per_page=per_page)
     try:
         field._claims_memo = (key, out)
@@ -351,7 +373,7 @@ def _field_claims(field, *, git: bool, per_page: dict | None = None) -> list[Cla
     history = field.history
     pages = field.pages
     lines: dict[str, list[LineClaim]] = {path: page_claims(field, path) for path in pages}
-    previous = _previous_revisions(field, lines) if git else {}
+    previous = _previous_revisions(field, [path for path, claims in lines.items() if claims]) if git else {}
     if per_page is not None:
         for gone in [path for path in per_page if path not in pages]:
             del per_page[gone]
@@ -377,6 +399,98 @@ def _field_claims(field, *, git: bool, per_page: dict | None = None) -> list[Cla
         out.extend(mine)
     _save_when_due(cache_dir, pages)
     return out
+
+
+def each_page_in_context(field, visit: Callable[[list[Claim]], None], *, git: bool = True) -> None:
+    """Call ``visit`` with each page's claims in context (pages without claims are skipped), in no
+    particular order, keeping none of them: what ``memtui check`` needs, in memory for one page.
+
+    The claims come from the cache file, read as a stream, or from the page's bytes when the file
+    lacks its version. When it lacks any (or holds many versions no page has now), it is written
+    again as the pass goes. ``field_claims`` instead keeps the whole list for the screens that
+    show it; both put a page in context the same way.
+    """
+    cache_dir = getattr(field, "cache_dir", None)
+    pages = field.pages
+    history = field.history
+    paths_of: dict[str, list[str]] = {}
+    for path, info in pages.items():
+        if info.parsed:
+            paths_of.setdefault(info.sha256, []).append(path)
+    held, on_disk = CACHE.stream(cache_dir)
+    missing = [sha for sha in paths_of if (held is None or sha not in held)]
+    extra = len(held - paths_of.keys()) if held is not None else 0
+    previous = _previous_revisions(field, [p for p, i in pages.items() if i.parsed and any(i.tag_counts.values())]) if git else {}
+    older_claims = _OlderClaims(field)
+
+    unsound: list[bool] = []
+
+    def entries() -> Iterator[tuple[str, list[LineClaim]]]:
+        done: set[str] = set()
+        try:
+            for sha, claims in on_disk:
+                if sha in paths_of and sha not in done:
+                    done.add(sha)
+                    yield sha, claims
+        except ValueError:
+            unsound.append(True)  # a damaged chunk: the rest is read from the pages
+        if held is not None and any(sha in held and sha not in done for sha in paths_of):
+            unsound.append(True)  # listed without an entry
+        for sha, paths in paths_of.items():
+            if sha not in done:
+                claims = CACHE.get(sha)
+                if claims is None:
+                    read_sha, claims = _read_claims(field, paths[0], pages[paths[0]])
+                    if read_sha != sha:
+                        continue  # changed since it was summarised: not this version's claims
+                yield sha, claims
+
+    def in_context() -> Iterator[tuple[str, list[LineClaim]]]:
+        for sha, claims in entries():
+            if claims:
+                for path in paths_of[sha]:
+                    older = _predecessors(history, path)
+                    visit(_page_in_context(
+                        path, claims, pages[path], older, older_claims, pages, previous.get(path) or [],
+                        history.status.get(path, "current"), field.trust(path),
+                    ))
+            yield sha, claims
+
+    with no_cycle_collection():
+        stream = in_context()
+        if cache_dir is not None and (missing or extra > SAVE_SHARE * len(paths_of)):
+            # The versions listed are those of the summaries; one changed on disk since is listed but
+            # has no entry (read from its page next time, as any version the file lacks).
+            write_entries(cache_dir, paths_of, stream)
+        for _ in stream:  # what is left when the file could not be written (or was not due)
+            pass
+    if unsound and not missing:
+        with contextlib.suppress(OSError):
+            (Path(cache_dir) / CACHE_FILE).unlink()  # the next pass writes it whole
+
+
+class _OlderClaims:
+    """The claims of pages a page replaced, read when asked (a few per page, kept for a while)."""
+
+    KEEP = 2000
+
+    def __init__(self, field) -> None:
+        self._field = field
+        self._held: dict[str, list[LineClaim]] = {}
+
+    def get(self, path: str, default: list[LineClaim]) -> list[LineClaim]:
+        info = self._field.pages.get(path)
+        if info is None or not info.parsed:
+            return default
+        found = CACHE.get(info.sha256)
+        if found is None:
+            found = self._held.get(info.sha256)
+        if found is None:
+            sha, found = _read_claims(self._field, path, info)
+            if len(self._held) >= self.KEEP:
+                self._held.clear()
+            self._held[info.sha256] = found
+        return found
 
 
 def _same_inputs(held: tuple, now: tuple) -> bool:
@@ -448,12 +562,14 @@ def _predecessors(history, path: str) -> list[str]:
 _GIT_MEMO: dict[tuple[str, str], dict[str, tuple[str, list[LineClaim]]]] = {}
 
 
-def _previous_revisions(field, per_page: dict[str, list[LineClaim]]) -> dict[str, list[LineClaim]]:
-    """For a git field: each page's claims in its previous revision (the one before the version on disk).
+def _previous_revisions(field, with_claims: Iterable[str]) -> dict[str, list[LineClaim]]:
+    """For a git field: the claims of each page of ``with_claims`` in its previous revision (the one
+    before the version on disk).
 
     Remembered per HEAD commit and page version, so only pages that changed are asked of git again.
     """
-    wanted = {path: info.sha256 for path, info in field.pages.items() if per_page.get(path)}
+    pages = field.pages
+    wanted = {path: pages[path].sha256 for path in with_claims if path in pages}
     if not wanted:
         return {}
     try:

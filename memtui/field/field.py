@@ -420,7 +420,7 @@ class Field:
         field.scan_problems = result.problems
         field.files = result.files
         field.skipped_dirs = result.skipped_dirs
-        cached = page_cache.read_entries(cache_dir, signature=field.reader.signature) if use_cache else {}
+        cached = page_cache.read_infos(cache_dir, signature=field.reader.signature) if use_cache else {}
         pending: list[ScanEntry] = []
         for entry in result.entries:
             info = page_cache.info_if_unchanged(cached.get(entry.path), entry.path, entry.size, entry.mtime_ns)

@@ -321,20 +321,6 @@ class PageInfo:
         """A memtui-format page in a folder of facts, whose claim lines should carry source tags."""
         return self.dialect == "memtui" and self.path.startswith(tuple(f + "/" for f in FACT_FOLDERS))
 
-    # -- cache round trip
-    def to_json(self) -> dict[str, Any]:
-        return {name: getattr(self, name) for name in self.__slots__}  # type: ignore[attr-defined]
-
-    @classmethod
-    def from_json(cls, data: dict[str, Any]) -> PageInfo:
-        info = cls(**data)
-        info.links = [tuple(x) for x in info.links]  # type: ignore[misc]
-        info.embeds = [tuple(x) for x in info.embeds]  # type: ignore[misc]
-        info.citations = [tuple(x) for x in info.citations]  # type: ignore[misc]
-        info.hazards = [tuple(x) for x in info.hazards]  # type: ignore[misc]
-        info.problems = [tuple(x) for x in info.problems]  # type: ignore[misc]
-        return info
-
 
 def decode(data: bytes) -> tuple[str, Problem | None]:
     """Decode page bytes; invalid UTF-8 is kept (surrogateescape) and reported."""

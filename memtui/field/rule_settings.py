@@ -68,23 +68,23 @@ class RuleSettings:
         """The findings as the settings want them (``severities``: each rule's default)."""
         if not self.changes and not self.ignore:
             return findings
-        out = []
-        for finding in findings:
-            if finding.rule == "settings-invalid":
-                out.append(finding)
-                continue
-            if self.ignore and _matches(finding.path, self.ignore):
-                continue
-            severity = finding.severity
-            for change in self.changes:
-                if change.rule == finding.rule and (not change.paths or _matches(finding.path, change.paths)):
-                    severity = change.severity
-            if severity == OFF:
-                continue
-            if severity != finding.severity:
-                finding = type(finding)(finding.rule, severity, finding.path, finding.line, finding.message)
-            out.append(finding)
-        return out
+        return [f for f in map(self.adjust, findings) if f is not None]
+
+    def adjust(self, finding):
+        """The finding as the settings want it: its severity changed, or None when switched off or ignored."""
+        if finding.rule == "settings-invalid" or (not self.changes and not self.ignore):
+            return finding
+        if self.ignore and _matches(finding.path, self.ignore):
+            return None
+        severity = finding.severity
+        for change in self.changes:
+            if change.rule == finding.rule and (not change.paths or _matches(finding.path, change.paths)):
+                severity = change.severity
+        if severity == OFF:
+            return None
+        if severity != finding.severity:
+            finding = type(finding)(finding.rule, severity, finding.path, finding.line, finding.message)
+        return finding
 
     def to_json(self) -> dict[str, Any]:
         return {

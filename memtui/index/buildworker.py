@@ -72,11 +72,11 @@ def serve(inbox: BinaryIO, outbox: BinaryIO) -> None:
     assert command == "read"
     reader = DialectReader.from_spec(spec) if spec is not None else PLAIN_READER
     cached = (
-        page_cache.read_entries(Path(cache_dir), wanted=set(paths), signature=reader.signature) if cache_dir else {}
+        page_cache.read_infos(Path(cache_dir), wanted=set(paths), signature=reader.signature) if cache_dir else {}
     )
     docs = []
     for number, path in enumerate(paths, start=1):
-        known = page_cache.info_of(cached.get(path))  # used only if its hash matches the bytes read
+        known = cached.get(path)  # used only if its hash matches the bytes read
         doc = read_page_doc(Path(root), path, known, reader=reader)
         if doc is not None:
             docs.append(doc)

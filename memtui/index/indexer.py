@@ -465,7 +465,7 @@ def read_all(
     docs: list[PageDoc] = []
     total = len(entries)
     cached = (
-        page_cache.read_entries(page_cache_dir, signature=reader.signature) if page_cache_dir is not None else {}
+        page_cache.read_infos(page_cache_dir, signature=reader.signature) if page_cache_dir is not None else {}
     )
     for number, entry in enumerate(entries, start=1):
         known = page_cache.info_if_unchanged(cached.get(entry.path), entry.path, entry.size, entry.mtime_ns)

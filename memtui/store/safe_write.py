@@ -33,7 +33,7 @@ import secrets
 import stat
 import sys
 import tempfile
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from pathlib import Path, PurePosixPath
 
 from memtui.errors import (
@@ -177,7 +177,7 @@ def current_hash(path: Path) -> str | None:
     return sha256_bytes(result[0]) if result is not None else None
 
 
-def _atomic_replace(target: Path, data: bytes, mode: int | None) -> None:
+def _atomic_replace(target: Path, data: bytes | Iterable[bytes], mode: int | None) -> None:
     folder = target.parent
     tmp = _write_temp(folder, data, mode)
     try:
@@ -189,12 +189,16 @@ def _atomic_replace(target: Path, data: bytes, mode: int | None) -> None:
     _fsync_dir(folder)
 
 
-def _write_temp(folder: Path, data: bytes, mode: int | None) -> Path:
-    """A new file in ``folder`` holding ``data`` (flushed to disk), with ``mode``."""
+def _write_temp(folder: Path, data: bytes | Iterable[bytes], mode: int | None) -> Path:
+    """A new file in ``folder`` holding ``data`` (bytes, or parts of it; flushed to disk), with ``mode``."""
     fd, tmp = tempfile.mkstemp(dir=folder, prefix=".memtui-", suffix=".tmp")
     try:
         with os.fdopen(fd, "wb") as handle:
-            handle.write(data)
+            if isinstance(data, (bytes, bytearray, memoryview)):
+                handle.write(data)
+            else:
+                for part in data:
+                    handle.write(part)
             handle.flush()
             os.fsync(handle.fileno())
         if mode is not None:
@@ -527,8 +531,11 @@ def state_file_hash(root: Path, relpath: str) -> str | None:
     return sha256_bytes(data) if data is not None else None
 
 
-def write_internal_file(path: Path, data: bytes) -> None:
-    """Atomic write for memtui's own files (cache, settings): same folder temp + replace."""
+def write_internal_file(path: Path, data: bytes | Iterable[bytes]) -> None:
+    """Atomic write for memtui's own files (cache, settings): same folder temp + replace.
+
+    ``data`` may be an iterable of parts, written as they come (a large cache
+    file is never held whole in memory)."""
     path.parent.mkdir(parents=True, exist_ok=True)
     _atomic_replace(path, data, _default_mode())
 
