@@ -19,10 +19,12 @@ on stdin/stdout with the process that started it (and only with it):
 from __future__ import annotations
 
 import gc
+import marshal
 import os
 import pickle
 import struct
 import sys
+import tempfile
 import traceback
 from pathlib import Path
 from typing import Any, BinaryIO
@@ -59,7 +61,7 @@ def serve(inbox: BinaryIO, outbox: BinaryIO) -> None:
     from memtui.field.field import PLAIN_READER
     from memtui.index.analysis import build_schema, codec
     from memtui.index.fastwrite import FastSegmentWriter
-    from memtui.index.records import read_page_doc
+    from memtui.index.records import PageDoc, read_page_doc
 
     message = receive(inbox)
     if message[0] == "optimize":
@@ -74,25 +76,35 @@ def serve(inbox: BinaryIO, outbox: BinaryIO) -> None:
     cached = (
         page_cache.read_infos(Path(cache_dir), wanted=set(paths), signature=reader.signature) if cache_dir else {}
     )
-    docs = []
+    # The pages' texts wait for the statuses in an anonymous temporary file (unlinked at once:
+    # nobody can swap it), not in memory: at 100,000 pages a helper held 770 MB.
+    records = []
+    spool = tempfile.TemporaryFile()
     for number, path in enumerate(paths, start=1):
-        known = cached.get(path)  # used only if its hash matches the bytes read
+        known = cached.pop(path, None)  # used only if its hash matches the bytes read
         doc = read_page_doc(Path(root), path, known, reader=reader)
         if doc is not None:
-            docs.append(doc)
+            records.append(doc.record)
+            blob = marshal.dumps(doc.text_parts())
+            spool.write(_HEADER.pack(len(blob)) + blob)
         if number % 250 == 0:
             send(outbox, ("progress", number))
-    send(outbox, ("records", [doc.record for doc in docs]))
+    del cached
+    send(outbox, ("records", records))
     command, gen_dir, statuses = receive(inbox)
     assert command == "index"
-    for doc in docs:
-        doc.record.status, doc.record.successors = statuses[doc.record.path]
     ix = whoosh_index.open_dir(gen_dir, schema=build_schema())
     writer = FastSegmentWriter(ix, _lk=False, codec=codec(), limitmb=256)
-    for number, doc in enumerate(docs, start=1):
+    spool.seek(0)
+    for number, record in enumerate(records, start=1):
+        record.status, record.successors = statuses[record.path]
+        (size,) = _HEADER.unpack(spool.read(_HEADER.size))
+        doc = PageDoc.from_text_parts(record, marshal.loads(spool.read(size)))
         writer.add_document(**doc.document())
+        record._info = None  # the light summary document() made: not needed again here
         if number % 250 == 0:
             send(outbox, ("progress", number))
+    spool.close()
     segment = writer._finalize_segment()
     send(outbox, ("segment", segment))
 

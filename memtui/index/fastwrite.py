@@ -58,7 +58,8 @@ class GroupedPostingPool:
 
     def __init__(self) -> None:
         self.fields: dict[str, dict[bytes, list[tuple[int, float, bytes]]]] = {}
-        self.counted: dict[str, dict[str, list[int]]] = {}
+        # 4-byte ints, not lists of pointers: at 50,000 pages a build helper holds millions of them
+        self.counted: dict[str, dict[str, array]] = {}
         self.boosts: dict[str, float] = {}
         self._unsorted: set[tuple[str, bytes]] = set()
 
@@ -177,9 +178,9 @@ class FastSegmentWriter(SegmentWriter):
                 for term, count in counts.items():
                     postings = get(term)
                     if postings is None:
-                        terms[term] = [docnum, count]
+                        terms[term] = array("i", (docnum, count))
                     else:
-                        postings += (docnum, count)
+                        postings.extend((docnum, count))
             elif field.indexed:
                 boost = self._field_boost(fields, name, docboost)
                 terms = pool.terms_of(name)

@@ -227,6 +227,18 @@ class PageDoc:
     lang: str = ""
     inline_tags: list[str] = field(default_factory=list)
 
+    def text_parts(self) -> tuple:
+        """Everything but the record, as plain values (``marshal``): a build helper keeps its
+        pages' texts in a temporary file, not in memory, until the statuses come back."""
+        s = self.search
+        return (self.summary, self.body, list(self.tags), (s.aliases, s.tags, s.description, s.name, s.lang),
+                self.lang, list(self.inline_tags))
+
+    @classmethod
+    def from_text_parts(cls, record: PageRecord, parts: tuple) -> PageDoc:
+        summary, body, tags, search, lang, inline_tags = parts
+        return cls(record, summary, body, tags, SearchMeta(*search), lang, inline_tags)
+
     def document(self) -> dict[str, Any]:
         rec = self.record
         page = rec.page_info()  # the dialect's reading first, then the frontmatter: as the field sees it
