@@ -78,6 +78,11 @@ TARGETS = {
     "storm_lag_p95_ms": ("p95 < 500 ms", lambda v, n: v < 500),
     "page_open_s": ("< 0.5 s", lambda v, n: v < 0.5),
     "page_key_p95_ms": ("p95 < 50 ms", lambda v, n: v < 50),
+    "check_rss_mb": ("< 400 MB at 100k", lambda v, n: v < 400),
+    "process_build_rss_mb": ("< 400 MB at 100k", lambda v, n: v < 400),
+    "check_output_ratio": ("<= 1.5x --json", lambda v, n: v <= 1.5),
+    "cli_warm_open_s": ("< 1.5 s at 100k", lambda v, n: v < 1.5),
+    "cli_search_s": ("< 2 s at 100k", lambda v, n: v < 2),
 }
 
 
@@ -170,17 +175,22 @@ def measure_build(ctx: BenchContext) -> dict:
 @measurement("whole-process build")
 def measure_process_build(ctx: BenchContext) -> dict:
     """What a user runs: ``memtui index FIELD --rebuild`` in a fresh process (interpreter,
-    imports, scan, page reading, the two-process build, the manifest), medians of three."""
-    times = []
+    imports, scan, page reading, the two-process build, the manifest), medians of three; the
+    peak RSS of its largest process (itself or a build helper)."""
+    times, peaks = [], []
     for attempt in range(3):
         xdg = ctx.work / f"process-build-{attempt}"
         env = {**os.environ, "XDG_CACHE_HOME": str(xdg / "cache"), "XDG_CONFIG_HOME": str(xdg / "config")}
         started = time.perf_counter()
-        subprocess.run([sys.executable, "-m", "memtui", "index", str(ctx.field), "--rebuild", "--json"],
-                       env=env, capture_output=True, check=True, timeout=1800)
+        proc = subprocess.Popen([sys.executable, "-m", "memtui", "index", str(ctx.field), "--rebuild", "--json"],
+                                env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        _, status, usage = os.wait4(proc.pid, 0)  # its peak RSS and its helpers' (the largest of them)
         times.append(time.perf_counter() - started)
+        if os.waitstatus_to_exitcode(status) != 0:
+            raise RuntimeError(f"memtui index --rebuild exited {os.waitstatus_to_exitcode(status)}")
+        peaks.append(usage.ru_maxrss / 1024)
         shutil.rmtree(xdg, ignore_errors=True)
-    out = {"process_build_s": statistics.median(times)}
+    out = {"process_build_s": statistics.median(times), "process_build_rss_mb": max(peaks)}
     if ctx.results.get("fts5_build_s"):
         out["process_build_ratio"] = out["process_build_s"] / ctx.results["fts5_build_s"]
     return out
@@ -435,6 +445,43 @@ def measure_claims(ctx: BenchContext) -> dict:
     }
 
 
+def _run_measured(argv: list[str]) -> tuple[float, float]:
+    """Seconds and peak RSS (MB) of one ``memtui`` command in a fresh process, its output to a pipe
+    that discards it."""
+    started = time.perf_counter()
+    proc = subprocess.Popen([sys.executable, "-m", "memtui", *argv], stdout=subprocess.DEVNULL,
+                            stderr=subprocess.DEVNULL)
+    _, status, usage = os.wait4(proc.pid, 0)
+    elapsed = time.perf_counter() - started
+    proc.returncode = os.waitstatus_to_exitcode(status)
+    if proc.returncode not in (0, 1):  # check exits 1 when it finds errors
+        raise RuntimeError(f"memtui {argv[0]} exited {proc.returncode}")
+    return elapsed, usage.ru_maxrss / 1024
+
+
+@measurement("commands, whole process")
+def measure_commands(ctx: BenchContext) -> dict:
+    """What a user types, each in a fresh process: ``memtui check`` (its summary by rule, then
+    ``--json``), ``memtui index`` with nothing changed (the warm open) and ``memtui search``, on the
+    index the build measurement made; seconds and the process's peak RSS, medians of three after
+    a first run that writes the caches."""
+    index = ["--index-dir", str(ctx.work / "index")]
+    field = str(ctx.field)
+    _run_measured(["check", field])  # the page and claims caches
+    runs = {
+        "check": [_run_measured(["check", field]) for _ in range(3)],
+        "check_json": [_run_measured(["check", field, "--json"]) for _ in range(3)],
+        "cli_warm_open": [_run_measured(["index", field, *index]) for _ in range(3)],
+        "cli_search": [_run_measured(["search", field, query_words(script=ctx.script)[0], *index]) for _ in range(3)],
+    }
+    out: dict = {}
+    for name, figures in runs.items():
+        out[f"{name}_s"] = statistics.median(seconds for seconds, _ in figures)
+        out[f"{name}_rss_mb"] = max(rss for _, rss in figures)
+    out["check_output_ratio"] = out["check_s"] / out["check_json_s"]
+    return out
+
+
 # ---------------------------------------------------------------------- running
 def run_child(size: int, changes: int, queries: int, keep: Path | None, script: str = "latin",
               only: list[str] | None = None, long_page: int = 50_000) -> dict:
@@ -484,6 +531,7 @@ ROWS = [
     ("build_ratio", "build ratio Whoosh / FTS5", "{:.1f}x", "build_ratio"),
     ("process_build_s", "memtui index --rebuild, whole process (s)", "{:.2f}", ""),
     ("process_build_ratio", "  whole-process ratio / FTS5", "{:.1f}x", "build_ratio"),
+    ("process_build_rss_mb", "  peak RSS of its largest process (MB)", "{:.0f}", "process_build_rss_mb"),
     ("index_mb", "index size (MB)", "{:.1f}", ""),
     ("warm_open_s", "warm open, nothing changed (s)", "{:.3f}", "warm_open_s"),
     ("change_p50_ms", "change latency p50 (ms)", "{:.0f}", ""),
@@ -518,8 +566,17 @@ ROWS = [
     ("page_key_p50_ms", "  scrolling key to repaint p50 (ms)", "{:.1f}", ""),
     ("page_key_p95_ms", "  scrolling key to repaint p95 (ms)", "{:.1f}", "page_key_p95_ms"),
     ("page_key_max_ms", "  scrolling key to repaint, slowest (ms)", "{:.1f}", ""),
+    ("check_s", "memtui check, whole process, warm (s)", "{:.2f}", ""),
+    ("check_rss_mb", "  its peak RSS (MB)", "{:.0f}", "check_rss_mb"),
+    ("check_json_s", "memtui check --json, whole process (s)", "{:.2f}", ""),
+    ("check_json_rss_mb", "  its peak RSS (MB)", "{:.0f}", ""),
+    ("check_output_ratio", "  summary / --json time", "{:.2f}x", "check_output_ratio"),
+    ("cli_warm_open_s", "memtui index, nothing changed, whole process (s)", "{:.2f}", "cli_warm_open_s"),
+    ("cli_warm_open_rss_mb", "  its peak RSS (MB)", "{:.0f}", ""),
+    ("cli_search_s", "memtui search, whole process (s)", "{:.2f}", "cli_search_s"),
+    ("cli_search_rss_mb", "  its peak RSS (MB)", "{:.0f}", ""),
     ("peak_rss_mb", "peak RSS (MB)", "{:.0f}", ""),
-    ("helper_peak_rss_mb", "  peak RSS of a build helper (MB)", "{:.0f}", ""),
+    ("helper_peak_rss_mb", "  peak RSS of the largest child process (MB)", "{:.0f}", ""),
 ]
 
 
