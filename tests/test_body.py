@@ -238,3 +238,17 @@ def test_one_very_long_line_is_read_in_linear_time(line):
     started = time.process_time()
     body = parse_body(f"- {line} [stated]\n", 1)
     assert body.lines and time.process_time() - started < 5.0
+
+
+def test_conflict_markers_are_found_outside_code_only_when_complete():
+    from memtui.field.body import conflict_markers
+
+    text = (
+        "intro\n<<<<<<< HEAD\nours\n||||||| base\nold\n=======\ntheirs\n>>>>>>> topic\n"  # diff3 style: lines 2-8
+        "~~~\n<<<<<<< a\n=======\n>>>>>>> b\n~~~\n"  # in a fence: not one
+        "<<<<<<< only a start\nno end\n"  # incomplete: not one
+        "Heading\n=======\n"  # a setext heading
+    )
+    assert conflict_markers(text) == [(2, 8)]
+    assert conflict_markers(text, first_line=10) == [(11, 17)]
+    assert conflict_markers("<<<<<<<<< eight\n=======\n>>>>>>>>> eight\n") == []

@@ -320,6 +320,14 @@ CASES: dict[str, Case] = {
         {"notes/a.md": TAGGED * 30}, {"notes/a.md": TAGGED * 10}, both=_limit(page_mod, "MAX_PARSE_BYTES", 1000)
     ),
     "empty-page": Case({"notes/a.md": ""}, {"notes/a.md": "\n"}),
+    "conflict-markers": Case(
+        {"notes/a.md": "# Queue\n\n<<<<<<< HEAD\nUse Redis for the queue. [stated]\n=======\n"
+                       "Use Postgres for the queue. [stated]\n>>>>>>> dream/nightly\n"},
+        # resolved; and markers shown in a code block, or a setext heading, are no conflict
+        {"notes/a.md": "Use Postgres for the queue. [observed]\n\n```\n<<<<<<< HEAD\nours\n=======\ntheirs\n"
+                       ">>>>>>> branch\n```\n\nA heading\n=======\n"},
+        expected_line=3,
+    ),
     "page-unreadable": Case({"notes/a.md": TAGGED}, {"notes/a.md": TAGGED}, setup=_folder_instead_of_page("notes/a.md")),
     "folder-unreadable": Case(
         {"notes/a.md": TAGGED, "sub/b.md": TAGGED}, {"notes/a.md": TAGGED, "sub/b.md": TAGGED}, setup=_unlistable("sub")

@@ -177,6 +177,40 @@ def run_steps(steps: Generator[None, None, T]) -> T:
             return done.value
 
 
+_CONFLICT_START_RE = re.compile(r"<{7}(?:[ \t]|$)")
+_CONFLICT_END_RE = re.compile(r">{7}(?:[ \t]|$)")
+MAX_CONFLICTS_KEPT = 5
+
+
+def conflict_markers(text: str, first_line: int = 1) -> list[tuple[int, int]]:
+    """Unresolved git merge conflicts: (line of ``<<<<<<<``, line of ``>>>>>>>``) with a
+    ``=======`` between them, outside fenced code (a page explaining git may show one)."""
+    if "<<<<<<<" not in text:
+        return []
+    found: list[tuple[int, int]] = []
+    in_fence = ""
+    start: int | None = None
+    middle = False
+    for number, line in enumerate(text.splitlines(), start=first_line):
+        head = line.lstrip()
+        fence = FENCE_RE.match(line) if head[:1] in ("`", "~") else None
+        if in_fence:
+            if fence and fence.group(1)[0] == in_fence[0] and len(fence.group(1)) >= len(in_fence):
+                in_fence = ""
+            continue
+        if fence:
+            in_fence = fence.group(1)
+            continue
+        if _CONFLICT_START_RE.match(line):
+            start, middle = number, False
+        elif start is not None and line.rstrip() == "=======":
+            middle = True
+        elif start is not None and middle and _CONFLICT_END_RE.match(line):
+            found.append((start, number))
+            start = None
+    return found
+
+
 def parse_body(text: str, first_line: int = 1, *, keep_lines: bool = True) -> Body:
     """Parse body text; ``first_line`` is the file line number of its first line.
 

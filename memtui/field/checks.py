@@ -87,6 +87,8 @@ _RULES = [
     Rule("binary-file", ERROR, "binary content in a .md file"),
     Rule("page-too-large", ERROR, "file too large to parse"),
     Rule("empty-page", WARNING, "empty file"),
+    Rule("conflict-markers", ERROR,
+         "unresolved git merge conflict markers (<<<<<<<, =======, >>>>>>>): two versions of the page are mixed"),
     Rule("page-unreadable", ERROR, "the file cannot be read"),
     Rule("folder-unreadable", ERROR, "a folder cannot be listed"),
     Rule("symlink-outside", WARNING, "symlink leaving the field (not followed)"),

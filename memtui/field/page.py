@@ -361,6 +361,13 @@ def parse_bytes_steps(path: str, data: bytes, *, keep_lines: bool = True) -> Gen
     for key, line in fm.duplicate_keys:
         problems.append(Problem("frontmatter-duplicate-key", line, f"the key {key!r} appears more than once "
                                 "(readers disagree on which value counts; memtui uses the last)"))
+    conflicts = body_mod.conflict_markers(text)
+    for start, end in conflicts[: body_mod.MAX_CONFLICTS_KEPT]:
+        problems.append(Problem("conflict-markers", start, f"an unresolved git merge conflict (lines {start}-{end}): "
+                                "both versions are in the page, and an agent reads both"))
+    if len(conflicts) > body_mod.MAX_CONFLICTS_KEPT:
+        problems.append(Problem("conflict-markers", conflicts[body_mod.MAX_CONFLICTS_KEPT][0],
+                                f"… {len(conflicts) - body_mod.MAX_CONFLICTS_KEPT} more unresolved conflicts"))
     body_text = text[fm.body_offset :]
     parsed_body = yield from body_mod.parse_body_steps(body_text, fm.body_line, keep_lines=keep_lines)
     return ParsedPage(

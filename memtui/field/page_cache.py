@@ -33,7 +33,7 @@ from memtui.field.page import PageInfo
 from memtui.store import signed_chunks
 from memtui.store.gc_pause import no_cycle_collection
 
-CACHE_SCHEMA = 8
+CACHE_SCHEMA = 9  # 9: conflict-markers problems
 CACHE_FILE = "pages.bin"
 OLD_FILES = ("pages.json",)  # earlier schemas' files, removed when this one is written
 CHUNK = 2000
