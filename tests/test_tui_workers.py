@@ -31,3 +31,55 @@ def test_every_worker_decorator_names_its_description() -> None:
                     missing.append(f"{path.relative_to(TUI)}:{node.lineno} {node.name}")
     assert seen > 20
     assert missing == []
+
+
+async def test_refills_asked_for_faster_than_they_finish_never_run_side_by_side(tmp_path, monkeypatch) -> None:
+    """A cancelled thread worker runs on to its end: refills started while one ran piled up
+    (each with a copy of every row), and an agent writing pages drove the app at 100,000
+    pages to 18 GB. One runs at a time, and the newest rows are shown in the end."""
+    import asyncio
+    import shutil
+    import threading
+    import time
+
+    from memtui.tui.events import FieldEvent
+    from memtui.tui.widgets.page_table import PageTable
+    from tests.conftest import SAMPLE_FIELD
+    from tests.helpers_tui import SIZE, make_app, wait_ready
+
+    root = tmp_path / "field"
+    shutil.copytree(SAMPLE_FIELD, root)
+    running, most, calls = [0], [0], [0]
+    lock = threading.Lock()
+    real = PageTable.prepare_rows
+
+    def slow_prepare(self, rows):
+        with lock:
+            running[0] += 1
+            most[0] = max(most[0], running[0])
+            calls[0] += 1
+            seconds = min(0.6, 0.02 * 3 ** calls[0])  # each slower than the last: the machine is busier
+        try:
+            time.sleep(seconds)
+            return real(self, rows)
+        finally:
+            with lock:
+                running[0] -= 1
+
+    monkeypatch.setattr(PageTable, "prepare_rows", slow_prepare)
+    app = make_app(root)
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_ready(app, pilot)
+        screen = app.screen
+        gone = next(iter(app.rows))
+        for _ in range(30):
+            app.field_signal.publish(FieldEvent("changed"))
+            await asyncio.sleep(0.02)
+        app.rows = {path: row for path, row in app.rows.items() if path != gone}  # the newest state
+        app.field_signal.publish(FieldEvent("changed"))
+        for _ in range(300):
+            await pilot.pause(0.02)
+            if not getattr(screen, "_fill_running", False) and screen._reload_timer is None and gone not in screen.rows:
+                break
+        assert most[0] == 1
+        assert gone not in screen.rows and len(screen.rows) == len(app.rows)

@@ -105,6 +105,11 @@ class BrowseScreen(FilterInPlace, Screen):
         self._reload_timer = None
         self._reload_seconds = 0.0  # how long the last timed refill took
         self._fill_token = 0  # which refill is the newest (a worker's older one is dropped)
+        # One refill worker at a time: a thread worker that is cancelled runs on to its end, so
+        # refills started faster than they finished piled up (each with a copy of every row),
+        # and at 100,000 pages an agent writing pages drove the app to 18 GB.
+        self._fill_running = False
+        self._fill_again = False
         self._filter_timer = None
 
     def compose(self) -> ComposeResult:
@@ -158,6 +163,10 @@ class BrowseScreen(FilterInPlace, Screen):
         if app.load_error is not None or (app.field is not None and len(app.field) == 0 and not app.pending_paths):
             self._reload()
             return
+        if self._fill_running:
+            self._fill_again = True  # once the one being prepared is shown
+            return
+        self._fill_running = True
         self._fill_token += 1
         prepare = self.query_one(PageTable).prepare_rows  # the DOM is asked here, on the UI thread
         self._prepare_fill(dict(app.rows), self._fill_token, self.filter, self.text_filter, self.sort, self.reverse,
@@ -167,21 +176,34 @@ class BrowseScreen(FilterInPlace, Screen):
     def _prepare_fill(self, rows: dict[str, PageRow], token: int, filter_name: str, query: str, sort: str,
                       reverse: bool, prepare) -> None:
         started = time.perf_counter()
-        counts = _filter_counts(rows)
-        visible = _visible(rows, filter_name, query)
-        visible.sort(key=sort_key(sort), reverse=reverse)
-        prepared = prepare([(row.path, row.cells) for row in visible])
+        try:
+            counts = _filter_counts(rows)
+            visible = _visible(rows, filter_name, query)
+            visible.sort(key=sort_key(sort), reverse=reverse)
+            prepared = prepare([(row.path, row.cells) for row in visible])
+        except BaseException:
+            self.app.call_from_thread(self._fill_finished, started)
+            raise
         self.app.call_from_thread(self._apply_fill, token, rows, counts, visible, prepared, started)
 
-    def _apply_fill(self, token: int, rows, counts, visible, prepared, started: float) -> None:
-        if token != self._fill_token:
-            return  # a newer fill (a filter typed, a sort chosen) was made meanwhile
-        self.query_one("#browse-message", Static).display = False
-        self.query_one("#views").display = True
-        self.rows = rows
-        self._set_tab_labels(counts)
-        self._fill(visible, prepared)
+    def _fill_finished(self, started: float) -> None:
+        self._fill_running = False
         self._reload_seconds = time.perf_counter() - started
+        if self._fill_again:
+            self._fill_again = False
+            self._schedule_reload()
+
+    def _apply_fill(self, token: int, rows, counts, visible, prepared, started: float) -> None:
+        try:
+            if token != self._fill_token:
+                return  # a newer fill (a filter typed, a sort chosen) was made meanwhile
+            self.query_one("#browse-message", Static).display = False
+            self.query_one("#views").display = True
+            self.rows = rows
+            self._set_tab_labels(counts)
+            self._fill(visible, prepared)
+        finally:
+            self._fill_finished(started)  # with the table filled: what the next refill waits for
 
     def _reload(self) -> None:
         app = self.app
