@@ -58,8 +58,9 @@ class GroupedPostingPool:
 
     def __init__(self) -> None:
         self.fields: dict[str, dict[bytes, list[tuple[int, float, bytes]]]] = {}
-        # 4-byte ints, not lists of pointers: at 50,000 pages a build helper holds millions of them
-        self.counted: dict[str, dict[str, array]] = {}
+        # Lists, not 4-byte int arrays: arrays saved 44 MB of a 100,000-page build helper's
+        # 487 MB but made a CJK build 14% slower (an array is four times as slow to create).
+        self.counted: dict[str, dict[str, list[int]]] = {}
         self.boosts: dict[str, float] = {}
         self._unsorted: set[tuple[str, bytes]] = set()
 
@@ -178,9 +179,9 @@ class FastSegmentWriter(SegmentWriter):
                 for term, count in counts.items():
                     postings = get(term)
                     if postings is None:
-                        terms[term] = array("i", (docnum, count))
+                        terms[term] = [docnum, count]
                     else:
-                        postings.extend((docnum, count))
+                        postings += (docnum, count)
             elif field.indexed:
                 boost = self._field_boost(fields, name, docboost)
                 terms = pool.terms_of(name)
