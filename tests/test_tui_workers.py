@@ -79,7 +79,25 @@ async def test_refills_asked_for_faster_than_they_finish_never_run_side_by_side(
         app.field_signal.publish(FieldEvent("changed"))
         for _ in range(300):
             await pilot.pause(0.02)
-            if not getattr(screen, "_fill_running", False) and screen._reload_timer is None and gone not in screen.rows:
+            if not getattr(getattr(screen, "_fills", None), "running", False) and screen._reload_timer is None and gone not in screen.rows:
                 break
         assert most[0] == 1
         assert gone not in screen.rows and len(screen.rows) == len(app.rows)
+
+
+def test_latest_only_runs_one_at_a_time_and_then_only_the_newest_request() -> None:
+    from memtui.tui.latest_only import LatestOnly
+
+    started: list[str] = []
+    later: list = []
+    runs = LatestOnly(started.append, later.append)
+    runs.request("a")
+    runs.request("b")
+    runs.request("c")  # replaces b
+    assert started == ["a"] and runs.running
+    runs.finished()
+    assert started == ["a"] and not runs.running and len(later) == 1  # started later, not inside finished()
+    later.pop()()
+    assert started == ["a", "c"] and runs.running
+    runs.finished()
+    assert later == [] and not runs.running

@@ -540,10 +540,20 @@ def sort_findings(findings: Iterable[Finding]) -> list[Finding]:
 
 
 def summarise(findings: Iterable[Finding], pages: int) -> dict[str, Any]:
-    tally = FindingTally(0)
-    for finding in findings:
-        tally.add(finding)
-    return tally.summary(pages)
+    findings = list(findings)
+    return _summary(pages, Counter(f.severity for f in findings), Counter(f.rule for f in findings),
+                    len({f.path for f in findings}))
+
+
+def _summary(pages: int, by_severity: Counter, by_rule: Counter, pages_with_findings: int) -> dict[str, Any]:
+    return {
+        "pages": pages,
+        "errors": by_severity.get(ERROR, 0),
+        "warnings": by_severity.get(WARNING, 0),
+        "info": by_severity.get(INFO, 0),
+        "by_rule": dict(sorted(by_rule.items())),
+        "pages_with_findings": pages_with_findings,
+    }
 
 
 def _sort_key(f: Finding) -> tuple:
@@ -580,14 +590,8 @@ class FindingTally:
         return min(self._first[rule], key=_sort_key).severity
 
     def summary(self, pages: int) -> dict[str, Any]:
-        return {
-            "pages": pages,
-            "errors": self.by_severity.get(ERROR, 0),
-            "warnings": self.by_severity.get(WARNING, 0),
-            "info": self.by_severity.get(INFO, 0),
-            "by_rule": dict(sorted(self.by_rule.items())),
-            "pages_with_findings": len(self.paths),
-        }
+        """What ``summarise`` says of the same findings."""
+        return _summary(pages, self.by_severity, self.by_rule, len(self.paths))
 
 
 def findings_by_path(findings: Iterable[Finding]) -> dict[str, list[Finding]]:

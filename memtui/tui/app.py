@@ -44,6 +44,7 @@ from memtui.tui.commands import (
 )
 from memtui.tui.contrast import NO_COLOR_THEME, use_readable_dim
 from memtui.tui.events import FieldEvent, LoadProgress
+from memtui.tui.latest_only import LatestOnly
 from memtui.tui.model import PENDING, Analysis, PageRow, analyse, make_row, quick_rows
 from memtui.tui.screens.browse import BrowseScreen
 from memtui.tui.settings import Settings
@@ -147,8 +148,7 @@ class MemtuiApp(App):
         self._analysis_timer = None  # a paced re-analysis waiting to start
         self._analysis_seconds = 0.0  # how long the last analysis took
         self._check_memo = CheckMemo()  # per-page results kept from one analysis to the next
-        self._saving_rows = False  # a row-cache write is running ...
-        self._rows_to_save: Analysis | None = None  # ... and the newest analysis waits for it
+        self._row_writes = LatestOnly(self.save_rows, self.call_later)  # one row-cache write at a time, the newest waiting
         super().__init__()
         use_readable_dim(self)  # dim text stays at 4.5:1 or more
         self._register_themes()
@@ -378,21 +378,6 @@ class MemtuiApp(App):
                 self.save_page_cache(stale_cache)
         self.field_signal.publish(FieldEvent("loaded"))
 
-    def save_rows_soon(self, result: Analysis) -> None:
-        """Write the row cache from ``result``; while a write runs, only the newest result waits
-        (a thread worker runs on to its end even when cancelled: writes must not pile up)."""
-        if self._saving_rows:
-            self._rows_to_save = result
-            return
-        self._saving_rows = True
-        self.save_rows(result)
-
-    def _rows_saved(self) -> None:
-        self._saving_rows = False
-        waiting, self._rows_to_save = self._rows_to_save, None
-        if waiting is not None:
-            self.save_rows_soon(waiting)
-
     @work(thread=True, group="cache", name="save row cache", description="save_rows")
     def save_rows(self, result: Analysis) -> None:
         try:
@@ -401,7 +386,7 @@ class MemtuiApp(App):
                 stats = {path: (info.size, info.mtime_ns) for path, info in snapshot.pages.items()}
                 row_cache.save_rows(snapshot.cache_dir, result.rows, stats)
         finally:
-            self.call_from_thread(self._rows_saved)
+            self.call_from_thread(self._row_writes.finished)
 
     @work(thread=True, group="cache", name="save page cache", description="save_page_cache")
     def save_page_cache(self, snapshot: Field) -> None:
@@ -463,7 +448,7 @@ class MemtuiApp(App):
         # thread while an agent wrote pages). Garbage is still freed by reference counts.
         gc.freeze()
         self.rows = dict(result.rows)
-        self.save_rows_soon(result)
+        self._row_writes.request(result)
         if self.field is not None and result.generation != self.field.generation:
             # The field changed while we were busy: patch those rows now, analyse again after
             # a pause twice as long as the analysis took, so that while an agent writes page

@@ -20,6 +20,7 @@ from textual.widgets import ContentSwitcher, Header, Static, Tab, Tabs, Tree
 from memtui.textsafety import one_line
 from memtui.tui import safe
 from memtui.tui.events import FieldEvent
+from memtui.tui.latest_only import LatestOnly
 from memtui.tui.model import FILTERS, PageRow
 from memtui.tui.widgets.footer import MemtuiFooter
 from memtui.tui.widgets.lists import FilterBox, FilterInPlace, matches
@@ -105,11 +106,7 @@ class BrowseScreen(FilterInPlace, Screen):
         self._reload_timer = None
         self._reload_seconds = 0.0  # how long the last timed refill took
         self._fill_token = 0  # which refill is the newest (a worker's older one is dropped)
-        # One refill worker at a time: a thread worker that is cancelled runs on to its end, so
-        # refills started faster than they finished piled up (each with a copy of every row),
-        # and at 100,000 pages an agent writing pages drove the app to 18 GB.
-        self._fill_running = False
-        self._fill_again = False
+        self._fills = LatestOnly(self._start_fill, lambda go: self._schedule_reload())  # one at a time, paced
         self._filter_timer = None
 
     def compose(self) -> ComposeResult:
@@ -163,10 +160,10 @@ class BrowseScreen(FilterInPlace, Screen):
         if app.load_error is not None or (app.field is not None and len(app.field) == 0 and not app.pending_paths):
             self._reload()
             return
-        if self._fill_running:
-            self._fill_again = True  # once the one being prepared is shown
-            return
-        self._fill_running = True
+        self._fills.request()
+
+    def _start_fill(self) -> None:
+        app = self.app
         self._fill_token += 1
         prepare = self.query_one(PageTable).prepare_rows  # the DOM is asked here, on the UI thread
         self._prepare_fill(dict(app.rows), self._fill_token, self.filter, self.text_filter, self.sort, self.reverse,
@@ -187,11 +184,8 @@ class BrowseScreen(FilterInPlace, Screen):
         self.app.call_from_thread(self._apply_fill, token, rows, counts, visible, prepared, started)
 
     def _fill_finished(self, started: float) -> None:
-        self._fill_running = False
         self._reload_seconds = time.perf_counter() - started
-        if self._fill_again:
-            self._fill_again = False
-            self._schedule_reload()
+        self._fills.finished()
 
     def _apply_fill(self, token: int, rows, counts, visible, prepared, started: float) -> None:
         try:

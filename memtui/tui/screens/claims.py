@@ -32,6 +32,7 @@ from memtui.field.page import line_anchor
 from memtui.textsafety import one_line
 from memtui.tui import safe
 from memtui.tui.events import FieldEvent
+from memtui.tui.latest_only import LatestOnly
 from memtui.tui.themes import TAG_FALLBACK
 from memtui.tui.widgets.footer import MemtuiFooter
 from memtui.tui.widgets.lists import FilterBox, FilterInPlace, matches
@@ -115,6 +116,7 @@ class ClaimsScreen(FilterInPlace, Screen):
 
     def __init__(self) -> None:
         super().__init__()
+        self._claim_reads = LatestOnly(self._compute, self.call_later)
         self.preset = "all"
         self.tag: str | None = None
         self.claims: list[Claim] = []
@@ -179,12 +181,15 @@ class ClaimsScreen(FilterInPlace, Screen):
             return
         if analysis is self._analysed:
             return
-        self._compute(analysis)
+        self._claim_reads.request(analysis)
 
     @work(thread=True, exclusive=True, group="claims", description="_compute")
     def _compute(self, analysis) -> None:
-        claims = field_claims(analysis.field)
-        self.app.call_from_thread(self._take, analysis, claims)
+        try:
+            claims = field_claims(analysis.field)
+            self.app.call_from_thread(self._take, analysis, claims)
+        finally:
+            self.app.call_from_thread(self._claim_reads.finished)
 
     def _take(self, analysis, claims: list[Claim]) -> None:
         self._analysed = analysis

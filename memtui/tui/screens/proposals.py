@@ -33,6 +33,7 @@ from memtui.review import undo as undo_mod
 from memtui.textsafety import one_line, plural
 from memtui.tui import safe
 from memtui.tui.events import FieldEvent
+from memtui.tui.latest_only import LatestOnly
 from memtui.tui.screens.dialogs import ChoiceDialog, ConfirmDialog, TextDialog
 from memtui.tui.widgets.diff_view import side_by_side, unified
 from memtui.tui.widgets.footer import MemtuiFooter
@@ -168,6 +169,7 @@ class ProposalsScreen(FilterInPlace, Screen):
 
     def __init__(self) -> None:
         super().__init__()
+        self._queue_reads = LatestOnly(self._read_queue, self.call_later)
         self.queue = None
         self.review = None
         self.side = False
@@ -203,20 +205,27 @@ class ProposalsScreen(FilterInPlace, Screen):
         return self.query_one("#proposal-list", OptionList)
 
     # ------------------------------------------------------------------ queue
-    @work(thread=True, exclusive=True, group="proposal-queue", description="refresh_queue")
     def refresh_queue(self) -> None:
-        field = self.app.field
-        if field is None:
-            return
+        """Read the queue again in a worker (one at a time; asked again meanwhile, once more after)."""
+        self._queue_reads.request()
+
+    @work(thread=True, exclusive=True, group="proposal-queue", description="refresh_queue")
+    def _read_queue(self) -> None:
         try:
-            queue = proposals_mod.proposal_queue(
-                field.root, field=field.snapshot(), include_decided=True, with_checks=False, now=self.app.clock()
-            )
-            stats = proposals_mod.stats(field.root)
-        except MemtuiError as exc:
-            self.app.call_from_thread(safe.notify, self.app, exc.message, severity="error")
-            return
-        self.app.call_from_thread(self._show_queue, queue, stats)
+            field = self.app.field
+            if field is None:
+                return
+            try:
+                queue = proposals_mod.proposal_queue(
+                    field.root, field=field.snapshot(), include_decided=True, with_checks=False, now=self.app.clock()
+                )
+                stats = proposals_mod.stats(field.root)
+            except MemtuiError as exc:
+                self.app.call_from_thread(safe.notify, self.app, exc.message, severity="error")
+                return
+            self.app.call_from_thread(self._show_queue, queue, stats)
+        finally:
+            self.app.call_from_thread(self._queue_reads.finished)
 
     def _show_queue(self, queue, stats) -> None:
         self.queue = queue

@@ -34,6 +34,7 @@ from memtui.review import undo as undo_mod
 from memtui.textsafety import one_line, plural
 from memtui.tui import safe
 from memtui.tui.events import FieldEvent
+from memtui.tui.latest_only import LatestOnly
 from memtui.tui.screens.dialogs import ChoiceDialog, ConfirmDialog, TextDialog
 from memtui.tui.widgets.footer import MemtuiFooter
 from memtui.tui.widgets.lists import FilterBox, FilterInPlace, MarkedOptionList, matches
@@ -150,6 +151,7 @@ class QuarantineScreen(FilterInPlace, Screen):
 
     def __init__(self) -> None:
         super().__init__()
+        self._queue_reads = LatestOnly(self._read_queue, self.call_later)
         self.queue: quarantine_mod.QuarantineQueue | None = None
         self.review: quarantine_mod.PageReview | None = None
         self.show_decided = False
@@ -184,14 +186,21 @@ class QuarantineScreen(FilterInPlace, Screen):
         return self.query_one("#queue", OptionList)
 
     # ------------------------------------------------------------------ queue
-    @work(thread=True, exclusive=True, group="quarantine-queue", description="refresh_queue")
     def refresh_queue(self) -> None:
-        field = self.app.field
-        if field is None:
-            return
-        queue = quarantine_mod.quarantine_queue(field.snapshot())
-        records = ledger.decision_records(ledger.read(field.root).entries, ledger.QUARANTINE_ACTIONS)
-        self.app.call_from_thread(self._show_queue, queue, records)
+        """Read the queue again in a worker (one at a time; asked again meanwhile, once more after)."""
+        self._queue_reads.request()
+
+    @work(thread=True, exclusive=True, group="quarantine-queue", description="refresh_queue")
+    def _read_queue(self) -> None:
+        try:
+            field = self.app.field
+            if field is None:
+                return
+            queue = quarantine_mod.quarantine_queue(field.snapshot())
+            records = ledger.decision_records(ledger.read(field.root).entries, ledger.QUARANTINE_ACTIONS)
+            self.app.call_from_thread(self._show_queue, queue, records)
+        finally:
+            self.app.call_from_thread(self._queue_reads.finished)
 
     def _show_queue(self, queue: quarantine_mod.QuarantineQueue, records: list[ledger.DecisionRecord]) -> None:
         self.queue = queue

@@ -1,0 +1,45 @@
+"""One thread worker at a time for work asked for again and again, the newest request waiting.
+
+Textual cancels an ``exclusive`` worker of the same group when a new one starts, but a
+cancelled *thread* worker runs on to its end. Work asked for on every field event (a
+page-list refill, a row-cache write, the proposal queue, the claims list) therefore ran
+side by side whenever it took longer than the events' spacing, each run with its own
+copy of the data, each slowing the others: at 100,000 pages an agent writing pages drove
+the app to 18 GB. ``LatestOnly`` starts the work when nothing runs; otherwise it keeps
+only the newest request and starts it when the running one reports that it finished.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+_NOTHING = object()
+
+
+class LatestOnly:
+    """``request(*args)`` starts ``start(*args)`` (which starts a worker) unless one runs; the worker
+    calls ``finished()`` on the UI thread when it ends, however it ends.
+
+    ``later(go)`` starts a waiting request after the finished one: ``App.call_later`` (not at
+    once: the finishing worker is still inside ``call_from_thread``, and a new exclusive worker
+    of its group would cancel it there), or a caller's own pacing timer."""
+
+    def __init__(self, start: Callable[..., Any], later: Callable[[Callable[[], None]], Any]) -> None:
+        self._start = start
+        self._later = later
+        self.running = False
+        self._waiting: Any = _NOTHING
+
+    def request(self, *args: Any) -> None:
+        if self.running:
+            self._waiting = args
+            return
+        self.running = True
+        self._start(*args)
+
+    def finished(self) -> None:
+        self.running = False
+        waiting, self._waiting = self._waiting, _NOTHING
+        if waiting is not _NOTHING:
+            self._later(lambda: self.request(*waiting))
