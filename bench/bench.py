@@ -303,7 +303,11 @@ def _launch_tui(ctx: BenchContext, xdg: Path, *, keys: int) -> dict:
     command = [sys.executable, str(HERE / "tui_launch.py"), str(ctx.field), "--xdg", str(xdg),
                "--index", "--keys", str(keys), "--expected", str(len(ctx.pages))]
     spawned = time.time()
-    done = subprocess.run(command, capture_output=True, text=True, check=True, timeout=600)
+    done = subprocess.run(command, capture_output=True, text=True, timeout=600)
+    if done.returncode != 0 or not done.stdout.strip():
+        # What the child said, in the error the results carry (a bare exit code explains nothing).
+        tail = " | ".join((done.stderr or done.stdout or "").strip().splitlines()[-6:])
+        raise RuntimeError(f"tui_launch exited {done.returncode}: {tail}")
     result = json.loads(done.stdout.strip().splitlines()[-1])
     result["launch_s"] = result["interactive_epoch"] - spawned
     return result
