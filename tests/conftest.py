@@ -31,6 +31,16 @@ def _isolated_user_dirs(tmp_path_factory, monkeypatch):
     monkeypatch.setenv("XDG_CONFIG_HOME", str(home / "config"))
 
 
+@pytest.fixture(autouse=True)
+def _fresh_claim_memory(monkeypatch):
+    """Each test starts with no claims held in memory: one test's pages must not answer another's
+    (an overlay whose claims came only from an earlier test's memory passed in the suite and
+    failed alone)."""
+    from memtui.field import claims
+
+    monkeypatch.setattr(claims, "CACHE", claims.ClaimCache())
+
+
 @pytest.fixture
 def reviewer_maya(monkeypatch):
     """Decisions are recorded as made by "maya" (modules use it with ``usefixtures``)."""

@@ -128,6 +128,27 @@ def test_a_reader_refuses_a_forged_index_too(built, tmp_path: Path) -> None:
     assert not marker.exists()
 
 
+def test_files_with_moved_stamps_are_hashed_once_then_vouched_for_again(built) -> None:
+    """A copy or a new hard link moves every file's ctime: the writer hashes them, finds the
+    content indexed, and signs the new stamps, so later opens do not hash them again; a forgery
+    made after that is still refused."""
+    root, gen = built
+    for path in gen.iterdir():
+        if path.name.startswith(("_MAIN_", "MAIN_")):
+            os.link(path, path.with_name(path.name + ".link"))  # moves the inode's ctime
+            os.unlink(path.with_name(path.name + ".link"))
+    assert check_files(gen, read_manifest(gen))  # every Whoosh file hashed
+    svc = IndexService(root)
+    try:
+        assert not svc.open().rebuilt
+    finally:
+        svc.close()
+    assert check_files(gen, read_manifest(gen)) == {}
+    segment = forge_segment(gen)
+    with pytest.raises(UntrustedIndex, match=segment.name):
+        check_files(gen, read_manifest(gen))
+
+
 def test_a_forged_segment_of_the_same_size_is_refused(built) -> None:
     root, gen = built
     segment = forge_segment(gen)

@@ -153,3 +153,29 @@ def test_a_malformed_snapshot_is_not_used(tmp_path: Path) -> None:
         assert read(**change) is None, change
     (tmp_path / SNAPSHOT_FILE).write_text("not json")
     assert read_snapshot(tmp_path, 3) is None
+
+
+def test_the_folder_is_compared_with_the_stamps_new_changed_removed_and_sidecars() -> None:
+    from memtui.field.field import ScanEntry
+
+    table = RecordTable(stubs={
+        "same.md": (10, 5, None),
+        "grown.md": (10, 5, None),
+        "gone.md": (10, 5, None),
+        "side-same.md": (10, 5, [True, 3, 7]),
+        "side-moved.md": (10, 5, [True, 3, 7]),
+        "side-new.md": (10, 5, [False, 0, 0]),
+    })
+    entries = [
+        ScanEntry("same.md", 10, 5, (99, 99)),  # read without a sidecar: what is beside it does not count
+        ScanEntry("grown.md", 11, 5),
+        ScanEntry("new.md", 10, 5),
+        ScanEntry("side-same.md", 10, 5, (3, 7)),
+        ScanEntry("side-moved.md", 10, 5, (3, 8)),
+        ScanEntry("side-new.md", 10, 5, (1, 1)),
+    ]
+    differ, removed = table.compare(entries)
+    assert sorted(differ) == ["grown.md", "new.md", "side-moved.md", "side-new.md"]
+    assert removed == ["gone.md"]
+    assert table.compare([e for e in entries if e.path != "new.md"] + [ScanEntry("gone.md", 10, 5)]) == (
+        ["grown.md", "side-moved.md", "side-new.md"], [])

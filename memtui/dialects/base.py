@@ -62,17 +62,15 @@ class DetectContext:
         self.scanned = scanned
         self.pages = [entry.path for entry in scanned.entries]
         self.page_set = set(self.pages)
-        self._folders: dict[str, list[str]] | None = None
 
     def folders(self) -> dict[str, list[str]]:
-        """Folder -> the page names in it."""
-        if self._folders is None:
-            folders: dict[str, list[str]] = {}
-            for path in self.pages:
-                folder, _, name = path.rpartition("/")
-                folders.setdefault(folder, []).append(name)
-            self._folders = folders
-        return self._folders
+        """Folder -> the page names in it (sorted, as the folders are)."""
+        return self.scanned.folders
+
+    def holds_folder(self, folder: str) -> bool:
+        """Does ``folder`` (a relative path) or a folder under it hold pages?"""
+        below = folder + "/"
+        return any(name == folder or name.startswith(below) for name in self.scanned.folders)
 
     def head(self, rel: str, size: int = SAMPLE_BYTES) -> str:
         """The first ``size`` bytes of a file, decoded leniently ('' when unreadable)."""

@@ -100,7 +100,13 @@ class ClaudeCode(Dialect):
 
     def detect(self, ctx: DetectContext) -> list[Applied]:
         found: list[Applied] = []
-        project = [p for p in ctx.pages if p.rsplit("/", 1)[-1] in PROJECT_FILES or p.startswith(".claude/rules/")]
+        project: list[str] = []
+        for folder, names in ctx.folders().items():
+            base = folder + "/" if folder else ""
+            if folder == ".claude/rules" or folder.startswith(".claude/rules/"):
+                project.extend(base + name for name in names)
+            else:
+                project.extend(base + name for name in PROJECT_FILES if name in names)
         user_folder = "CLAUDE.md" in ctx.page_set and any(ctx.is_dir(name) for name in USER_FOLDERS)
         if project or user_folder:
             shown = sorted(set(project))

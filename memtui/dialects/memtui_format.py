@@ -42,7 +42,7 @@ class MemtuiFormat(Dialect):
         if "MEMORY.md" in ctx.page_set and "IDENTITY.md" in ctx.page_set:
             evidence.append("MEMORY.md with IDENTITY.md")
         for folder in ("sessions", "quarantine"):
-            if any(path.startswith(folder + "/") for path in ctx.pages[:50000]):
+            if ctx.holds_folder(folder):
                 evidence.append(f"{folder}/")
         if ctx.exists("golden.yaml"):
             evidence.append("golden.yaml")

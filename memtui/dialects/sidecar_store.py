@@ -179,6 +179,9 @@ def _candidate_stores(ctx: DetectContext) -> dict[str, tuple[int, int]]:
     have no sidecar is a candidate only at the field root or under a store's own name (``.memory``).
     """
     tally: dict[str, list[int]] = {}
+    if not any(folder == "memory" or folder.startswith("memory/") or "/memory" in folder
+               for folder in ctx.folders()):
+        return {}  # no folder named memory holds pages
     for entry in ctx.scanned.entries:
         path = entry.path
         if "memory/" not in path:

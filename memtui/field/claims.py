@@ -31,7 +31,7 @@ from typing import Any, NamedTuple
 from memtui.field import body as body_mod
 from memtui.field.page import PageInfo, decode
 from memtui.store import gitrepo, signed_chunks
-from memtui.store.files import read_bytes, sha256_bytes
+from memtui.store.files import sha256_bytes
 from memtui.store.gc_pause import no_cycle_collection
 
 STRENGTH = {"suggested": 0, "inferred": 1, "observed": 2, "stated": 3}
@@ -304,13 +304,9 @@ def page_claims(field, path: str) -> list[LineClaim]:
 
 def _read_claims(field, path: str, info: PageInfo) -> tuple[str | None, list[LineClaim]]:
     """The claims of the page's bytes on disk, and those bytes' content hash (None: unreadable)."""
-    try:
-        result = read_bytes(os.path.join(field.root, *path.split("/")))
-    except OSError:
-        result = None
-    if result is None:
+    data = field.page_bytes(path)
+    if data is None:
         return None, []
-    data = result[0]
     return sha256_bytes(data), claims_of_bytes(data, info)
 
 

@@ -30,6 +30,8 @@ from memtui.field.body import mask_code_spans
 from memtui.field.history import History, slug  # noqa: F401 - slug is part of this module's API
 from memtui.field.page import PageInfo, clean_ref, read_page
 from memtui.store import locations
+from memtui.store.files import read_bytes
+from memtui.store.gc_pause import no_cycle_collection
 
 READ_BATCH = 500
 # A page modified this close before memtui read it may be modified again within the same
@@ -118,6 +120,7 @@ class ScanResult:
     problems: list[ScanProblem]
     files: set[str]  # every other regular file (attachments an embed may show), relative paths
     skipped_dirs: list[str]  # hidden top-level folders not read (memtui's own and .git aside)
+    folders: dict[str, list[str]]  # folder ("" the root) -> the names of its pages, sorted
 
 
 def scan(root: Path, scope: Scope = PLAIN_SCOPE) -> tuple[list[ScanEntry], list[ScanProblem]]:
@@ -131,10 +134,16 @@ _QUIET_HIDDEN = frozenset({".git", locations.STATE_DIR_NAME, locations.DREAM_DIR
 
 def scan_field(root: Path, scope: Scope = PLAIN_SCOPE) -> ScanResult:
     """Every page under ``root`` (sorted), the other files, and what was skipped and why."""
+    with no_cycle_collection():  # 100,000 entries, none of them garbage
+        return _scan_field(root, scope)
+
+
+def _scan_field(root: Path, scope: Scope) -> ScanResult:
     entries: list[ScanEntry] = []
     problems: list[ScanProblem] = []
     files: set[str] = set()
     skipped: list[str] = []
+    folders: dict[str, list[str]] = {}
     real_root = os.path.realpath(root)
     stack = [("", os.fspath(root), False)]
     while stack:
@@ -146,12 +155,24 @@ def scan_field(root: Path, scope: Scope = PLAIN_SCOPE) -> ScanResult:
         except OSError as exc:
             problems.append(ScanProblem("folder-unreadable", rel_dir or ".", f"cannot list: {exc.strerror}"))
             continue
-        pages: list[tuple[str, os.DirEntry]] = []
+        prefix = f"{rel_dir}/" if rel_dir else ""
+        pages: list[os.DirEntry] = []
         others: dict[str, os.DirEntry] = {}
         with iterator:
             for entry in iterator:
-                rel = f"{rel_dir}/{entry.name}" if rel_dir else entry.name
+                name = entry.name
                 try:
+                    # Regular files first (not through a symlink): nearly every entry, so the
+                    # fewest tests for them (``DirEntry`` answers from the listing, no stat).
+                    if entry.is_file(follow_symlinks=False):
+                        if is_page_name(name) and (not hidden or scope.admits_hidden(prefix + name)):
+                            pages.append(entry)
+                        else:
+                            others[name] = entry  # a sidecar of a page beside it, or an attachment
+                            if not hidden:
+                                files.add(prefix + name)
+                        continue
+                    rel = prefix + name
                     if entry.is_symlink():
                         target = os.path.realpath(entry.path)
                         inside = target == real_root or target.startswith(real_root + os.sep)
@@ -159,55 +180,52 @@ def scan_field(root: Path, scope: Scope = PLAIN_SCOPE) -> ScanResult:
                             problems.append(
                                 ScanProblem("symlink-outside", rel, "symlink leaving the field: not followed")
                             )
-                        elif entry.name.endswith(".md"):
+                        elif name.endswith(".md"):
                             problems.append(ScanProblem("symlink-skipped", rel, "symlinked page: not followed"))
                         continue
                     if entry.is_dir(follow_symlinks=False):
-                        if entry.name in locations.SKIPPED_DIRS:
-                            if rel_dir == "" and entry.name not in _QUIET_HIDDEN:
-                                skipped.append(entry.name)
+                        if name in locations.SKIPPED_DIRS:
+                            if rel_dir == "" and name not in _QUIET_HIDDEN:
+                                skipped.append(name)
                             continue
-                        if rel_dir == "" and entry.name.startswith("."):
+                        if rel_dir == "" and name.startswith("."):
                             if scope.admits_dir(rel):
                                 stack.append((rel, entry.path, True))
-                            elif entry.name not in _QUIET_HIDDEN:
-                                skipped.append(entry.name)
+                            elif name not in _QUIET_HIDDEN:
+                                skipped.append(name)
                             continue
                         stack.append((rel, entry.path, hidden))
-                        continue
-                    if not entry.is_file(follow_symlinks=False):
-                        continue
-                    if is_page_name(entry.name) and (not hidden or scope.admits_hidden(rel)):
-                        pages.append((rel, entry))
-                    else:
-                        others[entry.name] = entry  # a sidecar of a page beside it, or an attachment
-                        if not hidden:
-                            files.add(rel)
                 except FileNotFoundError:
                     continue
                 except OSError as exc:
-                    problems.append(ScanProblem("page-unreadable", rel, f"cannot stat: {exc.strerror}"))
+                    problems.append(ScanProblem("page-unreadable", prefix + name, f"cannot stat: {exc.strerror}"))
                     continue
-        for rel, entry in pages:
+        names: list[str] = []
+        for entry in pages:
+            name = entry.name
             try:
                 st = entry.stat(follow_symlinks=False)
             except FileNotFoundError:
                 continue
             except OSError as exc:
-                problems.append(ScanProblem("page-unreadable", rel, f"cannot stat: {exc.strerror}"))
+                problems.append(ScanProblem("page-unreadable", prefix + name, f"cannot stat: {exc.strerror}"))
                 continue
             side = None
-            companion = others.get(entry.name[:-3] + ".json")
+            companion = others.get(name[:-3] + ".json") if others else None
             if companion is not None:
                 try:
                     side_st = companion.stat(follow_symlinks=False)
                     side = (side_st.st_size, side_st.st_mtime_ns)
                 except OSError:
                     side = None
-            entries.append(ScanEntry(rel, st.st_size, st.st_mtime_ns, side))
+            entries.append(ScanEntry(prefix + name, st.st_size, st.st_mtime_ns, side))
+            names.append(name)
+        if names:
+            names.sort()
+            folders[rel_dir] = names
     entries.sort(key=_entry_path)
     skipped.sort()
-    return ScanResult(entries, problems, files, skipped)
+    return ScanResult(entries, problems, files, skipped, dict(sorted(folders.items())))
 
 
 _entry_path = operator.attrgetter("path")
@@ -332,6 +350,8 @@ class Field:
         self.source = source or self.root
         self.reader: PageReader = reader or PLAIN_READER
         self.content_root = self.root  # where files other than pages are (an overlay's is its field's)
+        self.page_root = self.root  # where the pages' bytes are (an overlay's unchanged ones: its field's)
+        self.page_overrides: dict[str, bytes] = {}  # bytes of pages not on disk (an overlay's proposed ones)
         self.pages: dict[str, PageInfo] = {}
         self.files: set[str] = set()  # other files (attachments), for embeds
         self.skipped_dirs: list[str] = []
@@ -574,6 +594,18 @@ class Field:
 
     def __iter__(self) -> Iterator[PageInfo]:
         return iter(self.pages.values())
+
+    def page_bytes(self, path: str) -> bytes | None:
+        """The bytes of a page as this field holds it now (None: gone or unreadable); never
+        through a symlink. An overlay answers its proposed versions from memory."""
+        data = self.page_overrides.get(path)
+        if data is not None:
+            return data
+        try:
+            result = read_bytes(os.path.join(self.page_root, *path.split("/")))
+        except OSError:
+            return None
+        return result[0] if result is not None else None
 
     def get(self, path: str) -> PageInfo | None:
         return self.pages.get(path)

@@ -9,6 +9,7 @@ Modules: ``analysis`` (schema, recipe, how text becomes terms), ``fastwrite``
 (a quicker Whoosh segment writer), ``records`` (a page as the index sees it),
 ``record_table`` (a generation's records, stamps first, and their snapshot),
 ``store`` (folders, generations, signed manifests, the writer lock),
+``mapped_files`` (segments read through their memory map, not copied),
 ``indexer`` (building and updating one generation), ``search`` (queries,
 ranking, snippets), ``bulk`` (word queries scored a posting block at a time),
 ``watcher`` (watchdog), ``recall`` (golden recall tests).

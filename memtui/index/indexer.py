@@ -419,9 +419,8 @@ class IndexGeneration:
         ``extra``); ``scanned``: a scan of it with the reader's scope made just before."""
         # scan lists pages only (field.is_page_name)
         entries = scanned.entries if scanned is not None else scan(root, self.reader.scope)[0]
-        suspects = list(extra) + self.records.differing(entries)
-        present = {e.path for e in entries}
-        suspects += [p for p in self.records if p not in present]
+        differ, removed = self.records.compare(entries)
+        suspects = [*extra, *differ, *removed]
         return self.plan_paths(root, suspects, rescanned=True)
 
 

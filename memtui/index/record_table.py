@@ -128,19 +128,32 @@ class RecordTable(MutableMapping):
             return found.size, found.mtime_ns, found.side
         return self._stubs.get(path)
 
-    def differing(self, entries: Iterable) -> list[str]:
-        """The paths of scan entries (``field.ScanEntry``) whose size, mtime or sidecar differ
-        from what was indexed, or that were not indexed (the folder compared with the index)."""
+    def compare(self, entries: Iterable) -> tuple[list[str], list[str]]:
+        """The folder compared with the index, from scan entries (``field.ScanEntry``): the
+        paths whose size, mtime or sidecar differ from what was indexed or that were not
+        indexed, and the indexed paths the scan does not hold (removed)."""
         full, stubs = self._full, self._stubs
-        out = []
+        stub_of = stubs.get
+        differ: list[str] = []
+        known = 0  # entries the index holds
+        scanned: list[str] = []
         for entry in entries:
             path = entry.path
-            record = full.get(path)
-            stamp = (record.size, record.mtime_ns, record.side) if record is not None else stubs.get(path)
-            if stamp is None or stamp[0] != entry.size or stamp[1] != entry.mtime_ns \
-                    or not sidecar_unchanged(stamp[2], entry.side):
-                out.append(path)
-        return out
+            scanned.append(path)
+            record = full.get(path) if full else None
+            stamp = (record.size, record.mtime_ns, record.side) if record is not None else stub_of(path)
+            if stamp is None:
+                differ.append(path)
+                continue
+            known += 1
+            # A page read without a sidecar (``side`` None) is unchanged whatever is beside it.
+            if stamp[0] != entry.size or stamp[1] != entry.mtime_ns \
+                    or (stamp[2] is not None and not sidecar_unchanged(stamp[2], entry.side)):
+                differ.append(path)
+        if known == len(self):
+            return differ, []  # every indexed page is still there (scan paths are distinct)
+        present = set(scanned)
+        return differ, [path for path in self if path not in present]
 
     def sha256(self, path: str) -> str:
         return self[path].sha256  # a stub is read for it (a page removed: its bytes may have moved)

@@ -95,6 +95,7 @@ from memtui.index.store import (
     default_index_dir,
     link_generation,
     read_manifest,
+    restamp,
     write_manifest,
 )
 from memtui.index.watcher import FLUSH_PREFIX, Debouncer, FieldWatcher
@@ -424,7 +425,9 @@ class IndexService:
         else:
             try:
                 manifest = read_manifest(gen_dir)
-                check_files(gen_dir, manifest)
+                rehashed = check_files(gen_dir, manifest)
+                if rehashed:  # verified by content under new stamps: vouch for those, hash once
+                    manifest = restamp(gen_dir, manifest, rehashed)
                 if manifest.recipe != self.recipe:
                     recipe_changed = True
                     reason = "the index recipe changed"

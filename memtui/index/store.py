@@ -54,8 +54,11 @@ from whoosh.fields import ensure_schema
 from whoosh.filedb.filestore import FileStorage
 from whoosh.index import TOC, FileIndex
 
+from memtui.index import mapped_files
 from memtui.store import locations, signing
 from memtui.store.safe_write import write_internal_file
+
+mapped_files.install()  # every index memtui opens goes through this module
 
 POINTER_FILE = "CURRENT"
 LOCK_FILE = "writer.lock"
@@ -193,10 +196,14 @@ def write_manifest(
 ) -> Manifest:
     """Hash what is new since ``previous`` and sign the list of files."""
     manifest = Manifest(recipe, gen_dir.name, index_files(gen_dir, previous), status_day, pages, time.time())
+    _sign_into(gen_dir, manifest)
+    return manifest
+
+
+def _sign_into(gen_dir: Path, manifest: Manifest) -> None:
     payload = manifest.payload()
     data = json.dumps({"payload": payload, "hmac": signing.sign_json(payload)}, indent=1).encode()
     replace_file(gen_dir / MANIFEST_FILE, data)
-    return manifest
 
 
 def replace_file(path: Path, data: bytes) -> None:
@@ -253,13 +260,18 @@ def read_manifest(gen_dir: Path) -> Manifest:
     return manifest
 
 
-def check_files(gen_dir: Path, manifest: Manifest, *, extra_ok: bool = False) -> None:
+def check_files(gen_dir: Path, manifest: Manifest, *, extra_ok: bool = False) -> dict[str, list]:
     """Raise ``UntrustedIndex`` unless every file the manifest lists is there with its content.
 
     A file whose stamp moved is hashed (before anything opens it) and must
     still have the manifest's hash. ``extra_ok``: files the manifest does not
     list are allowed (a reader, while the writer commits); otherwise the folder
     must hold exactly the manifest's files.
+
+    Returns the manifest entries of the files that were hashed, under the stamp
+    they had while hashed (their content is the indexed one but their stamp
+    moved: a copy, a restore, a new hard link), for ``restamp`` by a writer, so
+    that the next open does not hash them again.
     """
     try:
         present = _listing(gen_dir)
@@ -273,6 +285,7 @@ def check_files(gen_dir: Path, manifest: Manifest, *, extra_ok: bool = False) ->
     extra = sorted(set(present) - set(manifest.files))
     if extra and not extra_ok:
         raise UntrustedIndex(f"unexpected file in the index folder: {extra[0]}")
+    rehashed: dict[str, list] = {}
     for name, entry in sorted(manifest.files.items()):
         st = present[name]
         if _stamp(st) == entry[:4]:
@@ -280,11 +293,25 @@ def check_files(gen_dir: Path, manifest: Manifest, *, extra_ok: bool = False) ->
         if st.st_size != entry[0]:
             raise UntrustedIndex(f"index file changed or truncated: {name}")
         try:
-            digest, _ = _hash_file(gen_dir / name)
+            digest, hashed = _hash_file(gen_dir / name)
         except OSError:
             raise UntrustedIndex(f"index file cannot be read: {name}") from None
         if digest != entry[4]:
             raise UntrustedIndex(f"index file changed (its content is not what was indexed): {name}")
+        rehashed[name] = [*_stamp(hashed), digest]
+    return rehashed
+
+
+def restamp(gen_dir: Path, manifest: Manifest, rehashed: dict[str, list]) -> Manifest:
+    """Sign again a manifest whose files ``check_files`` verified by content under new stamps.
+
+    Only the stamps taken while those very bytes were hashed are recorded, so a
+    file changed after the check has moved its ctime again and is hashed next time.
+    """
+    files = {**manifest.files, **rehashed}
+    updated = Manifest(manifest.recipe, manifest.generation, files, manifest.status_day, manifest.pages, manifest.written)
+    _sign_into(gen_dir, updated)
+    return updated
 
 
 class PinnedIndex(FileIndex):

@@ -133,6 +133,7 @@ def result_field(current: Field, proposal: Proposal) -> Iterator[Field]:
     with tempfile.TemporaryDirectory(prefix="memtui-overlay-") as tmp:
         overlay = Field(Path(tmp), readonly=True, source=current.root, reader=current.reader)
         overlay.content_root = current.content_root
+        overlay.page_root = current.page_root
         overlay.pages = dict(current.pages)
         overlay.files = set(current.files)
         overlay.approvals = dict(current.approvals)
@@ -145,6 +146,7 @@ def result_field(current: Field, proposal: Proposal) -> Iterator[Field]:
             elif change.proposed is not None:
                 data = change.proposed
                 overlay.pages[change.path] = current.reader.from_bytes(current.root, change.path, data, 0)
+                overlay.page_overrides[change.path] = data
         memory = _memory_bytes(current, proposal)
         if memory is not None:
             (Path(tmp) / "MEMORY.md").write_bytes(memory)
