@@ -496,16 +496,34 @@ def _run_measured(argv: list[str]) -> tuple[float, float]:
     return _run_watched([sys.executable, "-m", "memtui", *argv])
 
 
+STAT_EVERY_FILE = """
+import os, sys
+stack, files = [sys.argv[1]], 0
+while stack:
+    with os.scandir(stack.pop()) as entries:
+        for entry in entries:
+            if entry.is_dir(follow_symlinks=False):
+                stack.append(entry.path)
+            else:
+                entry.stat(follow_symlinks=False)
+                files += 1
+print(files)
+"""
+
+
 @measurement("commands, whole process")
 def measure_commands(ctx: BenchContext) -> dict:
     """What a user types, each in a fresh process: ``memtui check`` (its summary by rule, then
     ``--json``), ``memtui index`` with nothing changed (the warm open) and ``memtui search``, on the
     index the build measurement made; seconds and the process's peak RSS, medians of three after
-    a first run that writes the caches."""
+    a first run that writes the caches. Beside them, the floor of any warm open: a Python process
+    that lists the field and stats every file in it (``os.scandir``), doing nothing else."""
     index = ["--index-dir", str(ctx.work / "index")]
     field = str(ctx.field)
     _run_measured(["check", field])  # the page and claims caches
+    floor = [sys.executable, "-c", STAT_EVERY_FILE, field]
     runs = {
+        "cli_stat_floor": [_run_watched(floor) for _ in range(3)],
         "check": [_run_measured(["check", field]) for _ in range(3)],
         "check_json": [_run_measured(["check", field, "--json"]) for _ in range(3)],
         "cli_warm_open": [_run_measured(["index", field, *index]) for _ in range(3)],
@@ -515,6 +533,7 @@ def measure_commands(ctx: BenchContext) -> dict:
     for name, figures in runs.items():
         out[f"{name}_s"] = statistics.median(seconds for seconds, _ in figures)
         out[f"{name}_rss_mb"] = max(rss for _, rss in figures)
+    del out["cli_stat_floor_rss_mb"]  # a floor of time only
     out["check_output_ratio"] = out["check_s"] / out["check_json_s"]
     return out
 
@@ -527,6 +546,10 @@ def run_child(size: int, changes: int, queries: int, keep: Path | None, script: 
     work = Path(tempfile.mkdtemp(prefix=f"memtui-bench-{size}-{script}-", dir=keep))
     os.environ["XDG_CACHE_HOME"] = str(work / "xdg-cache")
     os.environ["XDG_CONFIG_HOME"] = str(work / "xdg-config")
+    # Fresh processes start as an installed memtui does: from compiled bytecode (written once,
+    # outside the source tree), even where the environment says not to write it.
+    os.environ.pop("PYTHONDONTWRITEBYTECODE", None)
+    os.environ["PYTHONPYCACHEPREFIX"] = str(work / "pycache")
     try:
         root = work / "field"
         started = time.perf_counter()
@@ -608,6 +631,7 @@ ROWS = [
     ("check_json_s", "memtui check --json, whole process (s)", "{:.2f}", ""),
     ("check_json_rss_mb", "  its peak RSS (MB)", "{:.0f}", ""),
     ("check_output_ratio", "  summary / --json time", "{:.2f}x", "check_output_ratio"),
+    ("cli_stat_floor_s", "a process that stats every file, the floor (s)", "{:.2f}", ""),
     ("cli_warm_open_s", "memtui index, nothing changed, whole process (s)", "{:.2f}", "cli_warm_open_s"),
     ("cli_warm_open_rss_mb", "  its peak RSS (MB)", "{:.0f}", ""),
     ("cli_search_s", "memtui search, whole process (s)", "{:.2f}", "cli_search_s"),
@@ -690,8 +714,6 @@ def main(argv: list[str] | None = None) -> int:
                 command += ["--only", *args.only]
             if keep:
                 command += ["--keep", str(keep)]
-            if args.only:
-                command += ["--only", *args.only]
             print(f"measuring N={size:,} ({script}) ...", file=sys.stderr, flush=True)
             done = subprocess.run(command, capture_output=True, text=True, check=False, env=env)
             if done.returncode != 0:
