@@ -507,3 +507,58 @@ def test_vanished_and_symlink_findings_reach_the_checks(tmp_path, monkeypatch):
         ("page-vanished", "b.md"),
         ("symlink-skipped", "c.md"),
     }
+
+
+def test_relative_links_join_as_a_path_join_does() -> None:
+    """``_path_forms`` joins a link with the linking page's folder in strings; the result is what
+    ``PurePosixPath(near).parent / target`` normalised gives, for any parts."""
+    import os
+    import random
+    from pathlib import PurePosixPath
+
+    from memtui.field.field import Field
+
+    field = Field.__new__(Field)
+    field.reader = type("R", (), {"link_prefixes": ()})()
+    rng = random.Random(15)
+    parts = ["a", "b c", "..", ".", "", "é", "x.md", "/", "//", "~"]
+    for _ in range(3000):
+        near = "/".join(rng.choice(parts[:3] + parts[5:7]) or "a" for _ in range(rng.randint(2, 4)))
+        target = "/".join(rng.choice(parts) for _ in range(rng.randint(1, 4))) or "t"
+        plain = target[2:] if target.startswith("./") else target  # as _path_forms begins
+        joined = os.path.normpath((PurePosixPath(near).parent / plain).as_posix())
+        expected = [joined] if not joined.startswith("..") else []
+        assert list(field._path_forms(target, near))[: len(expected)] == expected, (near, target)
+
+
+def test_a_reference_never_resolves_to_a_page_outside_its_keys(sample_field: Path) -> None:
+    """``reference_keys`` may name more than ``resolve`` looks up, never fewer: the index skips
+    resolving a reference whose keys miss every changed page, so a miss must mean no hit."""
+    import random
+
+    from memtui.dialects.open import open_field as open_dialects
+    from memtui.field.field import table_entries
+
+    field = open_dialects(sample_field)
+    rng = random.Random(15)
+    targets = {target for info in field.pages.values() for target, _ in info.links}
+    for path, info in field.pages.items():
+        stem = path.rsplit("/", 1)[-1]
+        title = info._str("title") or ""
+        targets.update({
+            path, path.upper(), path[:-3], "./" + stem, "../" + path, "/" + path, stem, stem[:-3].upper(),
+            title, title.lower(), f" {title} ", f"{title}#Heading", f"{title}|label", "#Heading",
+            path.replace("/", "\\"), *info.ids, *(ident.upper() for ident in info.ids), *info.aliases,
+            "/".join(path.split("/")[-2:])[:-3],
+        })
+    nears = [*rng.sample(sorted(field.pages), 12), None, "x.md"]
+    resolved = 0
+    for target in sorted(t for t in targets if t):
+        for near in nears:
+            hit = field.resolve(target, near=near)
+            if hit is None:
+                continue
+            resolved += 1
+            held = table_entries(hit.path, hit) | {("self", hit.path)}
+            assert not field.reference_keys(target, near=near).isdisjoint(held), (target, near, hit.path)
+    assert resolved > 1000

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from os import (
     scandir,  # a name of this module's own, so a test can stand in for it here only
 )
-from pathlib import Path, PurePosixPath
+from pathlib import Path
 from typing import Protocol
 
 from memtui.errors import FieldNotFoundError
@@ -680,6 +680,23 @@ class Field:
             found = self._closest([p for p in stems if lookup_key(p)[:-3].endswith("/" + tail)], near)
         return self.pages[found] if found else None
 
+    def reference_keys(self, target: str, *, near: str | None = None) -> frozenset[tuple[str, str]]:
+        """Every ``(table, key)`` that ``resolve(target, near=near)`` may look up (more, never fewer),
+        as ``table_entries`` names a page's: a page whose entries share none is never what the
+        reference means. ``("self", near)`` stands for ``[[#Heading]]``. Depends on the reference
+        and the reading alone, not on the pages, so it can be kept while pages change."""
+        cleaned = clean_ref(target).split("#", 1)[0].strip()
+        if not cleaned:
+            return frozenset({("self", near)}) if near and "#" in target else frozenset()
+        keys = {("path", lookup_key(candidate)) for candidate in self._path_candidates(cleaned, near)}
+        key = lookup_key(cleaned)
+        keys.update({("id", cleaned), ("id_folded", key), ("title", key)})
+        if "/" not in cleaned:
+            keys.add(("stem", key.removesuffix(".md")))
+        else:
+            keys.add(("stem", key.removesuffix(".md").rsplit("/", 1)[-1]))
+        return frozenset(keys)
+
     def resolve_file(self, target: str, *, near: str | None = None) -> str | None:
         """The path of the page or other file an embed (``![[file.png]]``) shows, or None."""
         cleaned = clean_ref(target).split("#", 1)[0].strip()
@@ -722,8 +739,10 @@ class Field:
         if target.startswith("./"):
             target = target[2:]
         if near and "/" in near:
-            folder = PurePosixPath(near).parent
-            joined = os.path.normpath((folder / target).as_posix()).replace(os.sep, "/")
+            # PurePosixPath(near).parent / target, in strings (this runs for every link of every
+            # page): an absolute target stands alone, as in a join.
+            joined = target if target.startswith("/") else near.rsplit("/", 1)[0] + "/" + target
+            joined = os.path.normpath(joined).replace(os.sep, "/")
             if not joined.startswith(".."):
                 yield joined
         normal = os.path.normpath(target).replace(os.sep, "/").lstrip("/")

@@ -31,6 +31,7 @@ from memtui.field.field import (
     is_page_path,
     scan,
     side_matches,
+    table_entries,
 )
 from memtui.field.history import CURRENT, History
 from memtui.field.page import PageInfo
@@ -82,6 +83,7 @@ class IndexGeneration:
         # from the last whole computation: what decides whether a change can move any
         # other page's status (None: not known yet, compute everything).
         self.references: list[tuple[str, str]] | None = None
+        self._reference_keys: tuple[list, list[frozenset]] | None = None  # (references, their keys)
 
     @property
     def records(self) -> RecordTable:
@@ -389,12 +391,15 @@ class IndexGeneration:
             return True
         if any(info.supersedes or info.superseded_by for info in (*before.values(), *after.values())):
             return False
+        keys_of = self._keys_of_references(root, references)
         for pages in (before, after):
             if not pages:
                 continue
             alone = _field_of(root, self.reader, pages)
-            for path, target in references:
-                if alone.resolve(target, near=path) is not None:
+            held = set().union(*(table_entries(path, info) for path, info in pages.items()))
+            held.update(("self", path) for path in pages)
+            for (path, target), keys in zip(references, keys_of):
+                if not keys.isdisjoint(held) and alone.resolve(target, near=path) is not None:
                     return False
         own = History(_field_of(root, self.reader, after)).status if after else {}
         reported = set(plan.batch.paths())
@@ -407,6 +412,18 @@ class IndexGeneration:
                 plan.batch.changed.append(path)
                 reported.add(path)
         return True
+
+    def _keys_of_references(self, root: Path, references: list[tuple[str, str]]) -> list[frozenset]:
+        """What each reference may look up (``Field.reference_keys``), kept while the references
+        are the same list: a check of a few pages against them is then set lookups, and only the
+        references that could hit one of those pages are resolved."""
+        kept = self._reference_keys
+        if kept is None or kept[0] is not references:
+            resolver = _field_of(root, self.reader, {})
+            kept = self._reference_keys = (
+                references, [resolver.reference_keys(target, near=path) for path, target in references],
+            )
+        return kept[1]
 
     def plan_statuses_only(self, root: Path) -> Plan:
         """Recompute every status (e.g. a ``valid_to`` date has passed since the last run)."""
