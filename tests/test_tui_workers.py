@@ -101,3 +101,42 @@ def test_latest_only_runs_one_at_a_time_and_then_only_the_newest_request() -> No
     assert started == ["a", "c"] and runs.running
     runs.finished()
     assert later == [] and not runs.running
+
+
+async def test_the_index_writer_never_waits_for_a_busy_app(tmp_path) -> None:
+    """After each commit the index's thread hands the change to the app. It waited for the app
+    to take it (call_from_thread): up to 115 ms a commit while an agent wrote, the index falling
+    behind whenever the screen was slow. Now it posts and goes on; the app applies it after."""
+    import shutil
+    import threading
+    import time
+
+    from memtui.index import ChangeBatch
+    from tests.conftest import SAMPLE_FIELD
+    from tests.helpers import write_page
+    from tests.helpers_field import page
+    from tests.helpers_tui import SIZE, make_app, wait_ready
+
+    root = tmp_path / "field"
+    shutil.copytree(SAMPLE_FIELD, root)
+    app = make_app(root)
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_ready(app, pilot)
+        write_page(root, "notes/handed-over.md", page("Handed over", "Posted, not waited for. [observed]"))
+        returned = []
+
+        def writer_thread() -> None:
+            started = time.perf_counter()
+            app._on_index_change(ChangeBatch(added=["notes/handed-over.md"]))
+            returned.append(time.perf_counter() - started)
+
+        thread = threading.Thread(target=writer_thread)
+        thread.start()
+        time.sleep(0.5)  # the app's loop is busy (this test holds it)
+        thread.join(timeout=5)
+        assert returned and returned[0] < 0.25
+        for _ in range(100):
+            await pilot.pause(0.02)
+            if "notes/handed-over.md" in app.field.pages:
+                break
+        assert "notes/handed-over.md" in app.field.pages

@@ -43,7 +43,7 @@ from memtui.tui.commands import (
     ScreenActionsProvider,
 )
 from memtui.tui.contrast import NO_COLOR_THEME, use_readable_dim
-from memtui.tui.events import FieldEvent, LoadProgress
+from memtui.tui.events import FieldEvent, IndexCommitted, LoadProgress
 from memtui.tui.latest_only import LatestOnly
 from memtui.tui.model import PENDING, Analysis, PageRow, analyse, make_row, quick_rows
 from memtui.tui.screens.browse import BrowseScreen
@@ -548,10 +548,10 @@ class MemtuiApp(App):
 
     def _on_index_change(self, batch) -> None:
         """Called by the index service's thread after it committed a batch."""
-        try:
-            self.call_from_thread(self.apply_changes, batch)
-        except RuntimeError:
-            pass  # the app is shutting down
+        self.post_message(IndexCommitted(batch))  # False once the app is closing: nothing to do
+
+    def on_index_committed(self, message: IndexCommitted) -> None:
+        self.apply_changes(message.batch)
 
     def apply_changes(self, batch: ChangeBatch) -> None:
         """Bring ``app.field`` in line with what changed on disk and tell the screens."""

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from textual.message import Message
+
 
 @dataclass
 class FieldEvent:
@@ -24,3 +26,13 @@ class LoadProgress:
     phase: str = "starting"
     done: int = 0
     total: int = 0
+
+
+class IndexCommitted(Message):
+    """Posted from the index writer's thread after each commit. Posted, not called: the writer
+    goes on with the next change at once instead of waiting for the app to take this one
+    (``call_from_thread`` held it for up to 115 ms a commit while an agent wrote)."""
+
+    def __init__(self, batch) -> None:  # noqa: ANN001 - memtui.index.ChangeBatch
+        super().__init__()
+        self.batch = batch
