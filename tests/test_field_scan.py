@@ -562,3 +562,16 @@ def test_a_reference_never_resolves_to_a_page_outside_its_keys(sample_field: Pat
             held = table_entries(hit.path, hit) | {("self", hit.path)}
             assert not field.reference_keys(target, near=near).isdisjoint(held), (target, near, hit.path)
     assert resolved > 1000
+
+
+def test_a_pages_stem_is_what_a_path_object_says() -> None:
+    import random
+    from pathlib import PurePosixPath
+
+    from memtui.field.page import path_stem
+
+    rng = random.Random(22)
+    parts = ["a", "..", "b.md", ".md", "x.tar.gz", "é.MD", "c.", ".hidden", "d..md", "...", "e f.md"]
+    for _ in range(5000):
+        path = "/".join(rng.choice(parts) for _ in range(rng.randint(1, 4)))
+        assert path_stem(path) == PurePosixPath(path).stem, path

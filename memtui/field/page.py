@@ -16,7 +16,6 @@ import os
 import re
 from collections.abc import Generator
 from dataclasses import dataclass, field
-from pathlib import PurePosixPath
 from typing import Any
 
 from memtui.field import body as body_mod
@@ -136,6 +135,15 @@ def _as_list(value: Any) -> list[str]:
     return [value if isinstance(value, str) else str(value)]
 
 
+def path_stem(path: str) -> str:
+    """``PurePosixPath(path).stem`` in strings (asked for every page whenever the lookup tables
+    are built) for a page's path as the scan gives it (no empty or "." parts): the last part
+    without its last suffix."""
+    name = path.rsplit("/", 1)[-1]
+    dot = name.rfind(".")
+    return name[:dot] if 0 < dot < len(name) - 1 else name
+
+
 @dataclass(slots=True)
 class PageInfo:
     """What the model keeps about a page between reads.
@@ -192,12 +200,11 @@ class PageInfo:
 
     @property
     def stem(self) -> str:
-        return PurePosixPath(self.path).stem
+        return path_stem(self.path)
 
     @property
     def folder(self) -> str:
-        parent = PurePosixPath(self.path).parent.as_posix()
-        return "" if parent == "." else parent
+        return self.path.rsplit("/", 1)[0] if "/" in self.path else ""
 
     @property
     def id(self) -> str | None:
