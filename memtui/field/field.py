@@ -561,6 +561,8 @@ class Field:
         """A copy sharing the (immutable) page summaries, for analysis on another thread."""
         copy = Field(self.root, readonly=self.readonly, source=self.source, reader=self.reader)
         copy.content_root = self.content_root
+        copy.page_root = self.page_root
+        copy.page_overrides = dict(self.page_overrides)
         copy.pages = dict(self.pages)
         copy.files = set(self.files)
         copy.skipped_dirs = list(self.skipped_dirs)
