@@ -23,7 +23,7 @@ every record is needed, as a whole status computation does). ``stamp`` and
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Iterable, Iterator, MutableMapping
+from collections.abc import Callable, Iterable, Iterator, MutableMapping, Sequence
 from pathlib import Path
 
 from memtui.field.field import sidecar_unchanged
@@ -128,7 +128,7 @@ class RecordTable(MutableMapping):
             return found.size, found.mtime_ns, found.side
         return self._stubs.get(path)
 
-    def compare(self, entries: Iterable) -> tuple[list[str], list[str]]:
+    def compare(self, entries: Sequence) -> tuple[list[str], list[str]]:
         """The folder compared with the index, from scan entries (``field.ScanEntry``): the
         paths whose size, mtime or sidecar differ from what was indexed or that were not
         indexed, and the indexed paths the scan does not hold (removed)."""
@@ -136,10 +136,8 @@ class RecordTable(MutableMapping):
         stub_of = stubs.get
         differ: list[str] = []
         known = 0  # entries the index holds
-        scanned: list[str] = []
         for entry in entries:
             path = entry.path
-            scanned.append(path)
             record = full.get(path) if full else None
             stamp = (record.size, record.mtime_ns, record.side) if record is not None else stub_of(path)
             if stamp is None:
@@ -152,7 +150,7 @@ class RecordTable(MutableMapping):
                 differ.append(path)
         if known == len(self):
             return differ, []  # every indexed page is still there (scan paths are distinct)
-        present = set(scanned)
+        present = {entry.path for entry in entries}
         return differ, [path for path in self if path not in present]
 
     def sha256(self, path: str) -> str:

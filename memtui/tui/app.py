@@ -380,13 +380,11 @@ class MemtuiApp(App):
 
     @work(thread=True, group="cache", name="save row cache", description="save_rows")
     def save_rows(self, result: Analysis) -> None:
-        try:
+        with self._row_writes.reporting(self):
             snapshot = result.field
             if getattr(snapshot, "cache_dir", None) is not None:
                 stats = {path: (info.size, info.mtime_ns) for path, info in snapshot.pages.items()}
                 row_cache.save_rows(snapshot.cache_dir, result.rows, stats)
-        finally:
-            self.call_from_thread(self._row_writes.finished)
 
     @work(thread=True, group="cache", name="save page cache", description="save_page_cache")
     def save_page_cache(self, snapshot: Field) -> None:

@@ -11,7 +11,8 @@ only the newest request and starts it when the running one reports that it finis
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import contextlib
+from collections.abc import Callable, Iterator
 from typing import Any
 
 _NOTHING = object()
@@ -43,3 +44,11 @@ class LatestOnly:
         waiting, self._waiting = self._waiting, _NOTHING
         if waiting is not _NOTHING:
             self._later(lambda: self.request(*waiting))
+
+    @contextlib.contextmanager
+    def reporting(self, app) -> Iterator[None]:  # noqa: ANN001 - the Textual app
+        """Around a worker's body, on its thread: ``finished()`` on the UI thread however it ends."""
+        try:
+            yield
+        finally:
+            app.call_from_thread(self.finished)

@@ -185,11 +185,9 @@ class ClaimsScreen(FilterInPlace, Screen):
 
     @work(thread=True, exclusive=True, group="claims", description="_compute")
     def _compute(self, analysis) -> None:
-        try:
+        with self._claim_reads.reporting(self.app):
             claims = field_claims(analysis.field)
             self.app.call_from_thread(self._take, analysis, claims)
-        finally:
-            self.app.call_from_thread(self._claim_reads.finished)
 
     def _take(self, analysis, claims: list[Claim]) -> None:
         self._analysed = analysis

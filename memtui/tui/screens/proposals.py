@@ -211,7 +211,7 @@ class ProposalsScreen(FilterInPlace, Screen):
 
     @work(thread=True, exclusive=True, group="proposal-queue", description="refresh_queue")
     def _read_queue(self) -> None:
-        try:
+        with self._queue_reads.reporting(self.app):
             field = self.app.field
             if field is None:
                 return
@@ -224,8 +224,6 @@ class ProposalsScreen(FilterInPlace, Screen):
                 self.app.call_from_thread(safe.notify, self.app, exc.message, severity="error")
                 return
             self.app.call_from_thread(self._show_queue, queue, stats)
-        finally:
-            self.app.call_from_thread(self._queue_reads.finished)
 
     def _show_queue(self, queue, stats) -> None:
         self.queue = queue

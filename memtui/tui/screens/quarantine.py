@@ -192,15 +192,13 @@ class QuarantineScreen(FilterInPlace, Screen):
 
     @work(thread=True, exclusive=True, group="quarantine-queue", description="refresh_queue")
     def _read_queue(self) -> None:
-        try:
+        with self._queue_reads.reporting(self.app):
             field = self.app.field
             if field is None:
                 return
             queue = quarantine_mod.quarantine_queue(field.snapshot())
             records = ledger.decision_records(ledger.read(field.root).entries, ledger.QUARANTINE_ACTIONS)
             self.app.call_from_thread(self._show_queue, queue, records)
-        finally:
-            self.app.call_from_thread(self._queue_reads.finished)
 
     def _show_queue(self, queue: quarantine_mod.QuarantineQueue, records: list[ledger.DecisionRecord]) -> None:
         self.queue = queue
