@@ -11,6 +11,7 @@ import pytest
 from whoosh import fields, index
 from whoosh.qparser import QueryParser
 from whoosh.query import And
+from whoosh.reading import SegmentReader
 from whoosh.writing import SegmentWriter
 
 from memtui.index.analysis import (
@@ -279,7 +280,10 @@ def _build_with_changes(folder, writer_class) -> list:
     writer.commit(merge=False)
     snapshots.append((_dump(ix), _scores(ix, "common replaced"), len(ix._segments())))
     writer = writer_class(ix, codec=codec())
-    writer.commit(optimize=True)  # merges every segment (through the grouped pool for the fast writer)
+    writer.add_document(**{**docs[5], "path": "notes/new.md", "body": "common replaced words added beside a merge"})
+    # Merges every segment (the fast writer reads them term by term as it writes) with a page
+    # of the writer's own: its postings and the merged ones joined per term.
+    writer.commit(optimize=True)
     snapshots.append((_dump(ix), _scores(ix, "common replaced"), len(ix._segments())))
     return snapshots
 
@@ -292,5 +296,20 @@ def test_fast_writer_updates_deletes_and_merges_like_whoosh(tmp_path) -> None:
     assert fast == stock
     dump, _scores_after, segments = fast[-1]
     assert segments == 1
-    assert [path for path, _, _ in dump[("body", b"replac")][0]] == ["notes/p4.md"]
     assert "notes/p3.md" not in {path for path, _, _ in dump["stored"]}
+    assert sorted(path for path, _, _ in dump[("body", b"replac")][0]) == ["notes/new.md", "notes/p4.md"]
+
+
+def test_a_merge_keeps_no_posting_of_the_merged_segments_in_memory(tmp_path) -> None:
+    ix = index.create_in(str(tmp_path), _schema())
+    docs = _documents(60)
+    for start in (0, 30):
+        writer = FastSegmentWriter(ix, codec=codec())
+        for doc in docs[start : start + 30]:
+            writer.add_document(**doc)
+        writer.commit(merge=False)
+    writer = FastSegmentWriter(ix, codec=codec())
+    for segment in ix._segments():
+        writer.add_reader(SegmentReader(ix.storage, ix.schema, segment))
+    assert writer.pool.fields == {} and len(writer.pool.sources) == 2  # read when written
+    writer.cancel()

@@ -144,7 +144,7 @@ def path_stem(path: str) -> str:
     return name[:dot] if 0 < dot < len(name) - 1 else name
 
 
-@dataclass(slots=True)
+@dataclass(slots=True, eq=False)
 class PageInfo:
     """What the model keeps about a page between reads.
 
@@ -186,6 +186,21 @@ class PageInfo:
     dialect: str = "memtui"  # the format this page was read as
     norm: dict[str, Any] = field(default_factory=dict)  # the dialect's reading (see the class docstring)
     side: list[Any] | None = None  # [path, size, mtime_ns] of a sidecar file read with the page
+
+    __hash__ = None  # type: ignore[assignment]  # compared by value, as a dataclass is
+
+    def __eq__(self, other: object) -> bool:
+        """Field by field, a list field by its items: an empty list held as ``()`` (shared by
+        every page, see ``shared_parts``) equals the ``[]`` a fresh read makes."""
+        if type(other) is not PageInfo:
+            return NotImplemented
+        for name in _FIELD_NAMES:
+            mine, theirs = getattr(self, name), getattr(other, name)
+            if mine != theirs and not (
+                isinstance(mine, (list, tuple)) and isinstance(theirs, (list, tuple)) and list(mine) == list(theirs)
+            ):
+                return False
+        return True
 
     # -- accessors (values are untrusted; callers render them safely)
     def _value(self, key: str) -> Any:
@@ -327,6 +342,9 @@ class PageInfo:
     def is_fact_page(self) -> bool:
         """A memtui-format page in a folder of facts, whose claim lines should carry source tags."""
         return self.dialect == "memtui" and self.path.startswith(tuple(f + "/" for f in FACT_FOLDERS))
+
+
+_FIELD_NAMES: tuple[str, ...] = PageInfo.__slots__  # type: ignore[attr-defined]
 
 
 def decode(data: bytes) -> tuple[str, Problem | None]:

@@ -9,9 +9,11 @@ modification time are the same; the index also compares the content hash.
 The file (``store.signed_chunks``) is a JSON header line, then signed chunks of
 ``CHUNK`` page summaries in ``marshal`` form, one tuple of ``PageInfo``'s fields per page.
 At 100,000 pages the JSON-lines form of version 7 was 128 MB, took 4.6 s to decode
-(2.2 s with cycle collection paused) and held about 1 GB; this form is 76 MB, loads
-in about 0.6 s and holds about 350 MB, because a chunk stores each frontmatter key
-and short repeated value once and the summaries share them when read back. One
+(2.2 s with cycle collection paused) and held about 1 GB; this form is 57 MB and a
+field opened from it holds about 275 MB (schema 9: 76 MB and 420 MB, opened in 1.6 times
+the time), because a chunk stores each repeated part once (``shared_parts``: frontmatter
+keys and short values, key-line tables, tag counts, empty lists, citation pairs) and the
+summaries share them when read back. One
 chunk is decoded at a time (a few milliseconds), so a user interface on another
 thread keeps its turn at the GIL.
 
@@ -24,37 +26,40 @@ used at all, and a row of the wrong shape is not used.
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
 from memtui import __version__
 from memtui.field.page import PageInfo
+from memtui.field.shared_parts import PartPool
 from memtui.store import signed_chunks
 from memtui.store.gc_pause import no_cycle_collection
 
-CACHE_SCHEMA = 9  # 9: conflict-markers problems
+CACHE_SCHEMA = 10  # 9: conflict-markers problems; 10: empty lists as (), equal parts shared
 CACHE_FILE = "pages.bin"
 OLD_FILES = ("pages.json",)  # earlier schemas' files, removed when this one is written
 CHUNK = 2000
 
 FIELDS: tuple[str, ...] = PageInfo.__slots__  # type: ignore[attr-defined]
 _WIDTH = len(FIELDS)
-# The type every field of a row must have (None allowed where the summary allows it).
+# The type every field of a row must have (None allowed where the summary allows it). An empty
+# list is stored as () (``shared_parts``).
+_LIST = (list, tuple)
 _TYPES: dict[str, tuple[type, ...]] = {
     "path": (str,), "size": (int,), "mtime_ns": (int,), "sha256": (str,), "meta": (dict,),
     "fm_present": (bool,), "fm_error": (str, type(None)), "fm_error_line": (int, type(None)),
     "fm_error_rule": (str, type(None)), "key_lines": (dict,), "body_line": (int,), "body_offset": (int,),
     "heading_title": (str, type(None)), "tag_counts": (dict,), "claim_lines": (int,),
-    "untagged_claim_lines": (list,), "links": (list,), "embeds": (list,), "citations": (list,),
-    "numbered_sources": (list,), "inline_chains": (list,), "hazards": (list,), "hazard_counts": (dict,),
-    "problems": (list,), "newline": (str,), "has_bom": (bool,), "parsed": (bool,), "dialect": (str,),
+    "untagged_claim_lines": _LIST, "links": _LIST, "embeds": _LIST, "citations": _LIST,
+    "numbered_sources": _LIST, "inline_chains": _LIST, "hazards": _LIST, "hazard_counts": (dict,),
+    "problems": _LIST, "newline": (str,), "has_bom": (bool,), "parsed": (bool,), "dialect": (str,),
     "norm": (dict,), "side": (list, type(None)),
 }
 assert set(_TYPES) == set(FIELDS), "every PageInfo field needs a type here"
 _ROW_TYPES = tuple(_TYPES[name] for name in FIELDS)
 _PAIRS = tuple(FIELDS.index(name) for name in ("links", "embeds", "citations"))
-SHARED_VALUE_MAX = 64  # strings up to this long, in frontmatter and dialect readings, are stored once per chunk
 
 
 def cache_path(cache_dir: Path) -> Path:
@@ -107,35 +112,18 @@ def info_if_unchanged(info: PageInfo | None, path: str, size: int, mtime_ns: int
 
 
 def rows(infos: Iterable[PageInfo]) -> Iterator[list[tuple]]:
-    """Rows of ``CHUNK`` summaries, keys and short values made the same object within a chunk
-    (``marshal`` then stores each once, and reading shares them)."""
+    """Rows of ``CHUNK`` summaries, their repeated parts made the same object within a chunk
+    (``shared_parts``: ``marshal`` then stores each once, and reading shares them)."""
     chunk: list[tuple] = []
-    shared: dict[Any, Any] = {}
+    pool = PartPool()
     for info in infos:
-        row = [getattr(info, name) for name in FIELDS]
-        for name in ("meta", "key_lines", "tag_counts", "hazard_counts", "norm"):
-            index = FIELDS.index(name)
-            row[index] = _shared_dict(row[index], shared)
-        for name in ("dialect", "newline"):
-            index = FIELDS.index(name)
-            row[index] = shared.setdefault(row[index], row[index])
-        chunk.append(tuple(row))
+        shared = pool.share(copy.copy(info))  # the field's own summaries are left as they are
+        chunk.append(tuple(getattr(shared, name) for name in FIELDS))
         if len(chunk) == CHUNK:
             yield chunk
-            chunk, shared = [], {}
+            chunk, pool = [], PartPool()
     if chunk:
         yield chunk
-
-
-def _shared_dict(value: dict, shared: dict) -> dict:
-    out = {}
-    for key, item in value.items():
-        if type(key) is str:
-            key = shared.setdefault(key, key)
-        if type(item) is str and len(item) <= SHARED_VALUE_MAX:
-            item = shared.setdefault(item, item)
-        out[key] = item
-    return out
 
 
 def write(cache_dir: Path, infos: Iterable[PageInfo], *, signature: str = "memtui") -> None:

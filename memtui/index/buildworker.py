@@ -61,7 +61,7 @@ def serve(inbox: BinaryIO, outbox: BinaryIO) -> None:
     from memtui.field.field import PLAIN_READER
     from memtui.index.analysis import build_schema, codec
     from memtui.index.fastwrite import FastSegmentWriter
-    from memtui.index.records import PageDoc, read_page_doc
+    from memtui.index.records import PageDoc, read_page_doc, share_parts
 
     message = receive(inbox)
     if message[0] == "optimize":
@@ -90,7 +90,7 @@ def serve(inbox: BinaryIO, outbox: BinaryIO) -> None:
         if number % 250 == 0:
             send(outbox, ("progress", number))
     del cached
-    send(outbox, ("records", records))
+    send(outbox, ("records", share_parts(records)))
     command, gen_dir, statuses = receive(inbox)
     assert command == "index"
     ix = whoosh_index.open_dir(gen_dir, schema=build_schema())
