@@ -40,6 +40,27 @@ def test_parallel_and_serial_builds_agree(sample_field: Path, tmp_path: Path, mo
         parallel.close()
 
 
+def test_helpers_that_write_a_segment_every_few_pages_build_the_same_index(
+    sample_field: Path, tmp_path: Path, monkeypatch
+) -> None:
+    if parallel_mod.worker_count() < 2:
+        pytest.skip("one CPU: the build never runs in two processes")
+    serial, _ = _build(sample_field, tmp_path / "serial", monkeypatch, parallel=False)
+    monkeypatch.setattr(parallel_mod, "SEGMENT_TEXT_BYTES", 4096)  # a segment every page or two
+    parallel, report = _build(sample_field, tmp_path / "parallel", monkeypatch, parallel=True)
+    try:
+        assert report.rebuilt and not report.notes
+        assert parallel.segment_count() > 10  # before the background merge joins them
+        assert parallel.indexed_inputs() == serial.indexed_inputs()
+        assert parallel.indexed_statuses() == serial.indexed_statuses()
+        for query in QUERIES:
+            expected = [(h.path, round(h.score, 4), h.status, h.snippet) for h in serial.search(query, limit=30)]
+            assert [(h.path, round(h.score, 4), h.status, h.snippet) for h in parallel.search(query, limit=30)] == expected
+    finally:
+        serial.close()
+        parallel.close()
+
+
 def test_a_failing_helper_falls_back_to_one_process(sample_field: Path, tmp_path: Path, monkeypatch) -> None:
     if parallel_mod.worker_count() < 2:
         pytest.skip("one CPU: the build never runs in two processes")

@@ -11,8 +11,9 @@ on stdin/stdout with the process that started it (and only with it):
                                            the field has read, from its page cache)
     -> ("progress", count)                 now and then
     -> ("records", [PageRecord, ...])      what the parent needs for statuses
-    <- ("index", gen_dir, {path: (status, successors)})
-    -> ("segment", segment)                a finished Whoosh segment in gen_dir
+    <- ("index", gen_dir, {path: (status, successors)}, segment_bytes)
+    -> ("segment", [segment, ...])         finished Whoosh segments in gen_dir, one per
+                                           segment_bytes of text (parallel.SEGMENT_TEXT_BYTES)
     -> ("error", text)                     instead of any answer, if something failed
 """
 
@@ -91,22 +92,32 @@ def serve(inbox: BinaryIO, outbox: BinaryIO) -> None:
             send(outbox, ("progress", number))
     del cached
     send(outbox, ("records", share_parts(records)))
-    command, gen_dir, statuses = receive(inbox)
+    command, gen_dir, statuses, segment_bytes = receive(inbox)
     assert command == "index"
     ix = whoosh_index.open_dir(gen_dir, schema=build_schema())
-    writer = FastSegmentWriter(ix, _lk=False, codec=codec(), limitmb=256)
+    segments = []
+    writer = None
+    held = 0  # bytes of text in the segment being made
     spool.seek(0)
     for number, record in enumerate(records, start=1):
         record.status, record.successors = statuses[record.path]
         (size,) = _HEADER.unpack(spool.read(_HEADER.size))
         doc = PageDoc.from_text_parts(record, marshal.loads(spool.read(size)))
+        if writer is None:
+            writer = FastSegmentWriter(ix, _lk=False, codec=codec(), limitmb=256)
         writer.add_document(**doc.document())
         record._info = None  # the light summary document() made: not needed again here
+        held += size
+        if held >= segment_bytes:
+            segments.append(writer._finalize_segment())
+            writer, held = None, 0
         if number % 250 == 0:
             send(outbox, ("progress", number))
     spool.close()
-    segment = writer._finalize_segment()
-    send(outbox, ("segment", segment))
+    if writer is not None or not segments:
+        writer = writer or FastSegmentWriter(ix, _lk=False, codec=codec(), limitmb=256)
+        segments.append(writer._finalize_segment())
+    send(outbox, ("segment", segments))
 
 
 def main() -> int:

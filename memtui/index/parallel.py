@@ -45,6 +45,12 @@ PARALLEL_MIN_PAGES = 1000  # below this, starting the helpers costs about what i
 WORKER_TIMEOUT = 600.0
 
 
+# A helper writes a segment whenever it has indexed this much text: the segment's postings
+# wait in memory until then (about 2.5 bytes for each byte of text). At 100,000 pages one
+# segment per helper held 464 MB; the background merge after the build joins them.
+SEGMENT_TEXT_BYTES = 48 << 20
+
+
 def worker_count() -> int:
     return min(2, os.cpu_count() or 1)
 
@@ -198,7 +204,7 @@ def build_parallel(
         for record in records.values():
             record.status, record.successors = statuses[record.path]
         for worker, part in zip(workers, parts):
-            worker.send(("index", _absolute(gen_dir), {r.path: statuses[r.path] for r in part}))
+            worker.send(("index", _absolute(gen_dir), {r.path: statuses[r.path] for r in part}, SEGMENT_TEXT_BYTES))
         segments = _await(workers, "segment", [0] * count, total, "indexing", progress)
         if progress is not None:
             progress(total, total, "committing")
@@ -206,7 +212,7 @@ def build_parallel(
         writer = FastSegmentWriter(ix, codec=codec())
         try:
             writer._close_segment()  # this writer adds nothing itself
-            writer._commit_toc([segment for segment in segments if segment.doc_count_all()])
+            writer._commit_toc([segment for part in segments for segment in part if segment.doc_count_all()])
         finally:
             writer._finish()
         return records
