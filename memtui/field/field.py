@@ -520,14 +520,13 @@ class Field:
         before = self.pages.get(path)
         self._read_at_ns[path] = time.time_ns()
         info = self.reader.read(self.root, path) if self._is_page_path(path) else None
-        if info is not None:
-            PartPool().share(info)  # held as every other summary is (empty lists as ())
         if info is None:
             if before is None:
                 return "same"
             del self.pages[path]
             self._invalidate()
             return "removed"
+        PartPool().share(info)  # held as every other summary is (empty lists as ())
         if (
             before is not None
             and before.sha256 == info.sha256

@@ -103,8 +103,7 @@ def serve(inbox: BinaryIO, outbox: BinaryIO) -> None:
         record.status, record.successors = statuses[record.path]
         (size,) = _HEADER.unpack(spool.read(_HEADER.size))
         doc = PageDoc.from_text_parts(record, marshal.loads(spool.read(size)))
-        if writer is None:
-            writer = FastSegmentWriter(ix, _lk=False, codec=codec(), limitmb=256)
+        writer = writer or FastSegmentWriter(ix, _lk=False, codec=codec())
         writer.add_document(**doc.document())
         record._info = None  # the light summary document() made: not needed again here
         held += size
@@ -114,9 +113,8 @@ def serve(inbox: BinaryIO, outbox: BinaryIO) -> None:
         if number % 250 == 0:
             send(outbox, ("progress", number))
     spool.close()
-    if writer is not None or not segments:
-        writer = writer or FastSegmentWriter(ix, _lk=False, codec=codec(), limitmb=256)
-        segments.append(writer._finalize_segment())
+    if writer is not None or not segments:  # the rest, or an empty segment for an empty share
+        segments.append((writer or FastSegmentWriter(ix, _lk=False, codec=codec()))._finalize_segment())
     send(outbox, ("segment", segments))
 
 

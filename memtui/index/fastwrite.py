@@ -42,9 +42,9 @@ from pickle import dumps
 
 from whoosh.codec.whoosh3 import WHOOSH3_HEADER_MAGIC, W3TermInfo
 from whoosh.filedb.filetables import md5_hash
+from whoosh.reading import SegmentReader
 from whoosh.system import pack_int, pack_long, pack_ushort
 from whoosh.util.numeric import length_to_byte
-from whoosh.reading import SegmentReader
 from whoosh.writing import SegmentWriter
 
 from memtui.index.analysis import PageText, term_counts
@@ -70,7 +70,6 @@ class GroupedPostingPool:
         self.counted: dict[str, dict[str, list[int]]] = {}
         self.boosts: dict[str, float] = {}
         self._unsorted: set[tuple[str, bytes]] = set()
-
         self.sources: list[MergedSegment] = []  # segments merged in, read when the segment is written
 
     @property
