@@ -49,6 +49,17 @@ async def wait_for_screen(app: MemtuiApp, pilot, screen_type, *, timeout: float 
     return isinstance(app.screen, screen_type)
 
 
+async def search_results(pilot, query: str, *, timeout: float = 10.0) -> list:
+    """Wait until the search screen shows the results of the whole ``query``: under load a
+    half-typed query's results (from the debounce) can arrive before those of the whole one."""
+    screen = pilot.app.screen
+    for _ in range(int(timeout / 0.02)):
+        if screen.hits and screen.hits_query == query:
+            break
+        await pilot.pause(0.02)
+    return screen.hits
+
+
 def rendered_text(widget, width: int = 200) -> str:
     """What a Static shows, as plain text (its Rich content rendered without styles); for the
     page body, every row (it draws only those in sight)."""

@@ -28,7 +28,7 @@ from memtui.tui.screens.proposals import ProposalsScreen, ThreeWayScreen
 from memtui.tui.screens.quarantine import QuarantineScreen
 from tests.helpers import write_page
 from tests.helpers_review import sha, staging_proposal
-from tests.helpers_tui import SIZE, make_app, wait_ready
+from tests.helpers_tui import SIZE, make_app, search_results, wait_ready
 
 # What a hostile name or value carries: a clipboard write (OSC 52), a window title, a
 # hyperlink, clear-screen, an 8-bit CSI, a bell, a right-to-left override.
@@ -240,10 +240,7 @@ async def test_every_screen_shows_hostile_names_ids_and_paths_as_inert_text(host
         app.action_open_search()
         await settle(app, pilot)
         app.screen.query_one("#query").value = "claim"
-        for _ in range(200):
-            await pilot.pause(0.02)
-            if app.screen.hits:
-                break
+        await search_results(pilot, "claim")
         await settle(app, pilot)
         assert any("evil" in hit.path for hit in app.screen.hits), "the hostile pages are found"
         assert_inert(app, "search results")

@@ -23,6 +23,7 @@ from tests.helpers_tui import (
     make_app,
     rendered_text,
     screen_text,
+    search_results,
     wait_for_screen,
     wait_ready,
 )
@@ -141,10 +142,7 @@ async def test_search_box_opens_the_highlighted_result_and_keeps_the_focus(sampl
         await pilot.press(*"public API decision")
         screen = app.screen
         assert isinstance(screen, SearchScreen)
-        for _ in range(250):
-            await pilot.pause(0.02)
-            if screen.hits:
-                break
+        await search_results(pilot, "public API decision")
         await settle(app, pilot)
         results = screen.query_one("#results")
         assert results.highlighted == 0
@@ -178,10 +176,7 @@ async def test_typing_in_the_results_edits_the_query(sample_field: Path) -> None
         await pilot.press("2")
         await pilot.press(*"trpc")
         screen = app.screen
-        for _ in range(250):
-            await pilot.pause(0.02)
-            if screen.hits:
-                break
+        await search_results(pilot, "trpc")
         screen.query_one("#results").focus()
         await pilot.press("x")
         await pilot.pause()

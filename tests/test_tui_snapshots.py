@@ -17,7 +17,7 @@ import pytest
 
 from memtui.tui.app import MemtuiApp
 from memtui.tui.settings import Settings
-from tests.helpers_tui import SIZE, screen_settled
+from tests.helpers_tui import SIZE, screen_settled, search_results
 
 FIXTURE = Path(__file__).parent / "fixtures" / "snap-field"
 THEMES = ["memtui-dusk", "memtui-paper"]
@@ -129,10 +129,7 @@ def test_search(snap_compare, snap_field, theme):
         await settle(pilot, index=True)
         await pilot.press("2")
         await pilot.press(*"public API decision")
-        for _ in range(250):  # results arrive from a worker after a short debounce
-            await pilot.pause(0.02)
-            if pilot.app.screen.hits:
-                break
+        await search_results(pilot, "public API decision")
         await settle(pilot)
 
     assert snap_compare(make(snap_field, theme, use_index=True), terminal_size=SIZE, run_before=run_before)

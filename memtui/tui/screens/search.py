@@ -93,6 +93,7 @@ class SearchScreen(Screen):
     def __init__(self) -> None:
         super().__init__()
         self.hits: list = []
+        self.hits_query = ""  # the query the results shown answer (typing may be ahead of it)
         self._timer = None
         self._error_timer = None
         self._last_query = ""
@@ -214,7 +215,7 @@ class SearchScreen(Screen):
             return
         previous = self.hits[results.highlighted].path if self.hits and results.highlighted is not None and results.highlighted < len(self.hits) else None
         results.clear_options()
-        self.hits = hits
+        self.hits, self.hits_query = hits, query
         if not query.strip():
             self._show_state()
             return
