@@ -27,6 +27,7 @@ from tests.helpers_index import (
     page,
     search_paths,
     wait_for,
+    watching,
 )
 
 REPO = Path(__file__).resolve().parent.parent
@@ -333,3 +334,36 @@ def test_a_second_process_searches_read_only_and_never_waits(sample_field: Path)
         assert "Traceback" not in done.stderr
     finally:
         writer.close()
+
+
+def test_searching_after_commits_reuses_unchanged_segments_and_sees_every_change(sample_field: Path) -> None:
+    """Whoosh's own refresh reused no segment reader (it files them by generation and looks
+    them up by segment id) and could close one twice ("Reader already closed")."""
+    from memtui.index.readers import segment_readers
+
+    svc, _ = watching(sample_field)
+    try:
+        assert search_paths(svc, "capybara") == []
+        before = segment_readers(svc._searcher)
+        write_page(sample_field, "notes/swimmer.md", page("Swimmer", "The capybara swims. [observed]"))
+        assert svc.flush()
+        assert search_paths(svc, "capybara") == ["notes/swimmer.md"]
+        after = segment_readers(svc._searcher)
+        kept = set(before) & set(after)
+        assert kept, "the segments this commit did not touch are read with the readers already open"
+        assert all(after[segment] is before[segment] for segment in kept)
+        assert all(reader.is_closed for segment, reader in before.items() if segment not in after)
+        # A rewrite deletes the page's old document from its segment: that reader is not reused.
+        write_page(sample_field, "notes/swimmer.md", page("Swimmer", "The tapir swims. [observed]"))
+        assert svc.flush()
+        assert search_paths(svc, "capybara") == [] and search_paths(svc, "tapir") == ["notes/swimmer.md"]
+        (sample_field / "notes" / "swimmer.md").unlink()
+        assert svc.flush()
+        assert search_paths(svc, "tapir") == []
+        for number in range(12):  # commits, small merges, and a search after each
+            write_page(sample_field, f"notes/burst-{number}.md", page(f"Burst {number}", f"Okapi {number}. [observed]"))
+            assert svc.flush()
+            assert len(search_paths(svc, "okapi", limit=50)) == number + 1
+        assert_matches_folder(svc)
+    finally:
+        svc.close()

@@ -87,3 +87,39 @@ async def test_the_editor_keeps_unsaved_edits_and_says_the_disk_changed(sample_f
         assert "My unsaved line" in editor.area.text and "Second external line" not in editor.area.text
         notice = rendered_text(editor.query_one("#editor-notice"), width=160)
         assert "changed on disk" in notice
+
+
+async def test_the_status_line_and_tabs_repaint_without_laying_out_the_screen(sample_field: Path) -> None:
+    """While an agent writes, the status line and the tab counts were set several times a
+    second, each time laying out the whole screen again (at 10,000 pages about half the
+    renders of a write storm): unchanged, nothing is redrawn; changed, only they repaint."""
+    from textual.widgets import Static, Tab
+
+    from memtui.tui.screens.browse import _filter_counts
+    from memtui.tui.widgets.status_bar import StatusBar
+
+    app = make_app(sample_field)
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_ready(app, pilot)
+        layouts: list[str] = []
+        for widget in [app.screen.query_one("#status-text", Static), *app.screen.query(Tab)]:
+            original = widget.refresh
+
+            def refresh(*regions, _original=original, _name=widget.id, **kwargs):
+                if kwargs.get("layout") or kwargs.get("recompose"):
+                    layouts.append(_name)
+                return _original(*regions, **kwargs)
+
+            widget.refresh = refresh
+        bar = app.screen.query_one(StatusBar)
+        shown = rendered_text(app.screen.query_one("#status-text", Static))
+        for _ in range(3):
+            bar.refresh_status()
+            app.screen._set_tab_labels(_filter_counts(app.screen.rows))
+        await pilot.pause()
+        assert layouts == []
+        app.field.readonly = True  # the line changes: it repaints, still without a layout
+        bar.refresh_status()
+        await pilot.pause()
+        assert "read-only" in rendered_text(app.screen.query_one("#status-text", Static)) != shown
+        assert layouts == []

@@ -76,6 +76,7 @@ from memtui.index.parallel import (
     last_failure,
     should_run_parallel,
 )
+from memtui.index.readers import refreshed_searcher
 from memtui.index.recall import (
     GOLDEN_FILE,
     GoldenFile,
@@ -623,7 +624,10 @@ class IndexService:
                 self._searcher = self._ix.searcher(weighting=WEIGHTING)
             elif self._searcher_stale:
                 self._searcher_stale = False
-                self._searcher = self._searcher.refresh()
+                try:
+                    self._searcher = refreshed_searcher(self._ix, self._searcher, WEIGHTING)
+                except Exception:  # noqa: BLE001 - a reader it could not reuse: open all afresh
+                    self._searcher = self._ix.searcher(weighting=WEIGHTING)
             return self._searcher
         # Read-only: follow the writer's commits and swaps once their manifest vouches for them;
         # until a new one opens, keep searching the one already open.

@@ -231,7 +231,9 @@ class BrowseScreen(FilterInPlace, Screen):
         tabs = self.query_one(Tabs)
         for name in FILTERS:
             tab = tabs.query_one(f"#filter-{name}", Tab)
-            tab.label = self._tab_label(name, counts[name])
+            label = self._tab_label(name, counts[name])
+            if tab.label_text != label.plain:  # a new label lays out the whole bar again
+                tab.label = label
 
     def _visible_rows(self) -> list[PageRow]:
         return _visible(self.rows, self.filter, self.text_filter)

@@ -64,6 +64,10 @@ class StatusBar(Horizontal):
     StatusBar > ProgressBar.-busy { display: block; }
     """
 
+    def __init__(self, *args, **kwargs) -> None:
+        super().__init__(*args, **kwargs)
+        self._shown: Text | None = None
+
     def compose(self) -> ComposeResult:
         yield Static(id="status-text")
         yield ProgressBar(total=100, show_eta=False, show_percentage=True, id="status-progress")
@@ -119,5 +123,10 @@ class StatusBar(Horizontal):
             if app.index is None and progress.total and progress.done < progress.total:
                 busy = True
                 bar.update(total=progress.total, progress=progress.done)
-        self.query_one("#status-text", Static).update(text)
+        line = self.query_one("#status-text", Static)
+        if text != self._shown:
+            # Its size is fixed (1fr by one line): a repaint, not a layout of the screen (while an
+            # agent writes, this line changed several times a second, each a whole layout).
+            self._shown = text
+            line.update(text, layout=False)
         bar.set_class(busy, "-busy")
