@@ -624,9 +624,12 @@ class IndexService:
                 self._searcher = self._ix.searcher(weighting=WEIGHTING)
             elif self._searcher_stale:
                 self._searcher_stale = False
+                old = self._searcher
                 try:
-                    self._searcher = refreshed_searcher(self._ix, self._searcher, WEIGHTING)
+                    self._searcher = refreshed_searcher(self._ix, old, WEIGHTING)
                 except Exception:  # noqa: BLE001 - a reader it could not reuse: open all afresh
+                    with contextlib.suppress(Exception):
+                        old.close()
                     self._searcher = self._ix.searcher(weighting=WEIGHTING)
             return self._searcher
         # Read-only: follow the writer's commits and swaps once their manifest vouches for them;

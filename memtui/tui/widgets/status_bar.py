@@ -64,10 +64,6 @@ class StatusBar(Horizontal):
     StatusBar > ProgressBar.-busy { display: block; }
     """
 
-    def __init__(self, *args, **kwargs) -> None:
-        super().__init__(*args, **kwargs)
-        self._shown: Text | None = None
-
     def compose(self) -> ComposeResult:
         yield Static(id="status-text")
         yield ProgressBar(total=100, show_eta=False, show_percentage=True, id="status-progress")
@@ -124,9 +120,8 @@ class StatusBar(Horizontal):
                 busy = True
                 bar.update(total=progress.total, progress=progress.done)
         line = self.query_one("#status-text", Static)
-        if text != self._shown:
+        if text != line.content:
             # Its size is fixed (1fr by one line): a repaint, not a layout of the screen (while an
             # agent writes, this line changed several times a second, each a whole layout).
-            self._shown = text
             line.update(text, layout=False)
         bar.set_class(busy, "-busy")
