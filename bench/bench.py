@@ -76,6 +76,8 @@ TARGETS = {
     "claims_warm_s": ("< 1 s at 10k", lambda v, n: n < 10000 or v < 1),
     "storm_key_p95_ms": ("p95 < 100 ms", lambda v, n: v < 100),
     "storm_lag_p95_ms": ("p95 < 500 ms", lambda v, n: v < 500),
+    "trickle_new_p95_ms": ("p95 < 300 ms", lambda v, n: v < 300),
+    "trickle_rewrite_p95_ms": ("p95 < 200 ms", lambda v, n: v < 200),
     "page_open_s": ("< 0.5 s", lambda v, n: v < 0.5),
     "page_key_p95_ms": ("p95 < 50 ms", lambda v, n: v < 50),
     "check_rss_mb": ("< 400 MB at 100k", lambda v, n: v < 400),
@@ -353,6 +355,29 @@ def measure_storm(ctx: BenchContext) -> dict:
     }
 
 
+@measurement("one change at a time")
+def measure_trickle(ctx: BenchContext) -> dict:
+    """The TUI open and current (watching the field) while an agent makes one change at a time,
+    1.5 s apart, alternately a new page and a rewrite of an existing one: write to found by search."""
+    changes = 20 if ctx.changes >= 50 else 4
+    command = [sys.executable, str(HERE / "tui_launch.py"), str(ctx.field), "--xdg", str(ctx.work / "tui-xdg"),
+               "--trickle", str(changes), "--expected", str(len(ctx.pages))]
+    try:
+        done = subprocess.run(command, capture_output=True, text=True, check=True, timeout=900)
+    finally:
+        shutil.rmtree(ctx.field / "trickle", ignore_errors=True)
+    result = json.loads(done.stdout.strip().splitlines()[-1])
+    new = [lag * 1000 for lag in result["new_lags_s"]]
+    rewrites = [lag * 1000 for lag in result["rewrite_lags_s"]]
+    return {
+        "trickle_new_p50_ms": percentile(new, 0.5) if new else None,
+        "trickle_new_p95_ms": percentile(new, 0.95) if new else None,
+        "trickle_rewrite_p50_ms": percentile(rewrites, 0.5) if rewrites else None,
+        "trickle_rewrite_p95_ms": percentile(rewrites, 0.95) if rewrites else None,
+        "trickle_missed": result["missed"],
+    }
+
+
 @measurement("long page")
 def measure_long_page(ctx: BenchContext) -> dict:
     """A page of ``ctx.long_page`` lines put into the field (``synthetic.write_long_page``):
@@ -614,6 +639,11 @@ ROWS = [
     ("storm_lag_p50_ms", "  write to found by search p50 (ms)", "{:.0f}", ""),
     ("storm_lag_p95_ms", "  write to found by search p95 (ms)", "{:.0f}", "storm_lag_p95_ms"),
     ("storm_found", "  pages found within 30 s", "{:,.0f}", ""),
+    ("trickle_new_p50_ms", "one change at a time: new page found by search p50 (ms)", "{:.0f}", ""),
+    ("trickle_new_p95_ms", "  new page found by search p95 (ms)", "{:.0f}", "trickle_new_p95_ms"),
+    ("trickle_rewrite_p50_ms", "  rewrite found by search p50 (ms)", "{:.0f}", ""),
+    ("trickle_rewrite_p95_ms", "  rewrite found by search p95 (ms)", "{:.0f}", "trickle_rewrite_p95_ms"),
+    ("trickle_missed", "  changes not found within 30 s", "{:.0f}", ""),
     ("detect_extra_s", "dialect detection, beyond the scan (s)", "{:.3f}", ""),
     ("detect_share_pct", "  share of the TUI cold launch (%)", "{:.1f}", "detect_share_pct"),
     ("claims", "claims (lines with a source tag)", "{:,.0f}", ""),

@@ -2,6 +2,7 @@
 
     python bench/tui_launch.py FIELD --xdg DIR [--index] [--keys N]
     python bench/tui_launch.py FIELD --xdg DIR --storm RATE [--storm-seconds S]
+    python bench/tui_launch.py FIELD --xdg DIR --trickle N [--trickle-pause S]
 
 prints one JSON line: seconds from process start to an interactive browse list
 (the page table holds a row for every page and a key moved its cursor), and,
@@ -10,7 +11,9 @@ builds (each key is posted, then we wait for the cursor to move and for the
 next screen refresh after it).
 
 With ``--storm``, the app (already current) watches the field while an agent writes
-RATE new pages a second; it prints key latencies and each page's index lag.
+RATE new pages a second; it prints key latencies and each page's index lag. With
+``--trickle N``, the app (already current) watches while an agent makes N changes one
+at a time (a new page, then a rewrite, and so on): each change's write to found by search.
 
 ``bench.py`` calls it twice per size: once with empty cache folders (no page
 cache, no index: the first launch ever) and once right after (everything
@@ -29,7 +32,7 @@ import json  # noqa: E402
 import os  # noqa: E402
 from pathlib import Path  # noqa: E402
 
-TIMEOUT = 300.0  # seconds
+TIMEOUT = 600.0  # seconds (at 100,000 pages the first analysis alone takes about a minute)
 
 
 async def _storm(field: Path, *, rate: int, seconds: float, expected: int) -> dict:
@@ -123,6 +126,57 @@ async def _storm(field: Path, *, rate: int, seconds: float, expected: int) -> di
     return result
 
 
+async def _trickle(field: Path, *, changes: int, pause: float) -> dict:
+    """With the app open and current (watching the field), an agent makes one change at a time,
+    ``pause`` seconds apart, alternately a new page and a rewrite of an existing one (as an
+    editor writes: temp file + rename): each change's write to found by search."""
+    import random
+
+    from synthetic import rewrite_page
+
+    from memtui.tui.app import MemtuiApp
+    from memtui.tui.settings import Settings
+
+    app = MemtuiApp(field, use_index=True, watch=True, settings=Settings())
+    folder = field / "trickle"
+    folder.mkdir(exist_ok=True)
+    rng = random.Random(3)
+    new_lags: list[float] = []
+    rewrite_lags: list[float] = []
+    missed = 0
+    async with app.run_test(size=(120, 40)):
+        await app.ready.wait()
+        await app.index_ready.wait()
+        await asyncio.sleep(2.0)
+        existing = sorted(path for path in app.field.pages if path.startswith("notes/") or "/" in path)
+        loop = asyncio.get_running_loop()
+        for number in range(changes):
+            marker = f"tricklemark{number}x{rng.randrange(10**6)}"
+            if number % 2 == 0:
+                rel = f"trickle/trickle-{number:04}.md"
+                started = time.perf_counter()
+                (field / rel).write_text(f"---\ntitle: Trickle {number}\n---\nThe {marker} was seen. [observed]\n")
+                lags = new_lags
+            else:
+                rel = rng.choice(existing)
+                started = time.perf_counter()
+                await loop.run_in_executor(None, rewrite_page, field, rel, marker)
+                lags = rewrite_lags
+            while True:
+                # Asked from a thread, as the app's search box asks: the UI loop keeps running.
+                hits = await loop.run_in_executor(None, lambda: app.index.search(marker, limit=3) if app.index else [])
+                if any(hit.path == rel for hit in hits):
+                    lags.append(time.perf_counter() - started)
+                    break
+                if time.perf_counter() - started > 30:
+                    missed += 1
+                    break
+                await asyncio.sleep(0.005)
+            await asyncio.sleep(pause)
+    return {"new_lags_s": [round(v, 4) for v in new_lags], "rewrite_lags_s": [round(v, 4) for v in rewrite_lags],
+            "missed": missed}
+
+
 async def _measure(field: Path, *, use_index: bool, keys: int, expected: int) -> dict:
     from textual import events
 
@@ -187,10 +241,15 @@ def main() -> int:
     parser.add_argument("--expected", type=int, required=True, help="number of pages in the field")
     parser.add_argument("--storm", type=int, default=0, metavar="RATE", help="new pages a second written while keys are pressed")
     parser.add_argument("--storm-seconds", type=float, default=10.0)
+    parser.add_argument("--trickle", type=int, default=0, metavar="N",
+                        help="changes made one at a time (new pages and rewrites, alternately)")
+    parser.add_argument("--trickle-pause", type=float, default=1.5)
     args = parser.parse_args()
     os.environ["XDG_CACHE_HOME"] = str(Path(args.xdg) / "cache")
     os.environ["XDG_CONFIG_HOME"] = str(Path(args.xdg) / "config")
-    if args.storm:
+    if args.trickle:
+        measuring = _trickle(Path(args.field), changes=args.trickle, pause=args.trickle_pause)
+    elif args.storm:
         measuring = _storm(Path(args.field), rate=args.storm, seconds=args.storm_seconds, expected=args.expected)
     else:
         measuring = _measure(Path(args.field), use_index=args.index, keys=args.keys, expected=args.expected)

@@ -31,9 +31,10 @@ def test_bench_runs_every_measurement_at_a_small_size(tmp_path: Path) -> None:
     stdout, data = run_bench(tmp_path, "--fields", "latin")
     for label in ("full build, Whoosh", "SQLite FTS5", "build ratio", "warm open", "change latency p95",
                   "search latency p95", "peak RSS", "TUI launch", "write storm", "long page",
-                  "claims, first read", "memtui check"):
+                  "claims, first read", "memtui check", "one change at a time"):
         assert label in stdout
     assert_measured(data["results"]["60"], "latin")
+    assert data["results"]["60"]["trickle_missed"] == 0 and data["results"]["60"]["trickle_new_p95_ms"] > 0
 
 
 def test_bench_measures_a_cjk_field(tmp_path: Path) -> None:

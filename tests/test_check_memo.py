@@ -116,7 +116,41 @@ def test_the_memo_gives_what_a_fresh_run_gives(tmp_path: Path, seed: int) -> Non
         assert snap._backlinks == fresh._backlinks, actions
         assert snap._lookup == fresh._tables(), actions  # the memo's tables, entry by entry
         assert field_claims(snap) == field_claims(fresh), actions
+        _same_history(snap.history, fresh.history, actions)
     assert {"add", "remove", "link", "supersede"} <= set(actions)
+
+
+def _same_history(kept, made, actions) -> None:
+    """The memo's history (from the edges and statuses it keeps) is the one made from every page."""
+    assert kept.status == made.status, actions
+    assert dict(kept.replaces) == dict(made.replaces) and dict(kept.replaced_by) == dict(made.replaced_by), actions
+    assert kept.broken == made.broken and kept.self_refs == made.self_refs, actions
+    assert kept.cycles == made.cycles and kept.superseded_twice == made.superseded_twice, actions
+    assert kept.contradictions == made.contradictions, actions
+
+
+@pytest.mark.parametrize("seed", [4, 5])
+def test_the_analysis_kept_from_the_last_one_is_a_fresh_one(tmp_path: Path, seed: int) -> None:
+    """What the app shows after each change (rows, counts, totals, statuses, findings), made from
+    the last analysis for the pages the change reached, is what an analysis from scratch shows."""
+    root = tmp_path / "field"
+    shutil.copytree(SAMPLE, root)
+    field = open_field(str(root))
+    memo = CheckMemo()
+    last = analyse(field.snapshot(), memo)
+    agent = Agent(root, seed)
+    actions = []
+    for _ in range(25):
+        actions.append(agent.step(field))
+        field.rescan()
+        kept = analyse(field.snapshot(), memo, last)
+        fresh = analyse(field.snapshot())
+        for name in ("rows", "counts", "tag_totals", "per_day", "status", "findings", "by_path", "by_rule"):
+            assert getattr(kept, name) == getattr(fresh, name), (name, actions)
+        assert list(kept.rows) == list(fresh.rows), actions
+        _same_history(kept.history, fresh.history, actions)
+        last = kept
+    assert {"add", "remove", "supersede"} <= set(actions)
 
 
 def test_a_rewrite_that_keeps_the_names_resolves_one_page_again(tmp_path: Path) -> None:

@@ -11,8 +11,8 @@ import pytest
 
 from memtui.dialects.open import open_field
 from memtui.field import claims as claims_mod
-from memtui.store import signed_chunks
 from memtui.field.claims import field_claims
+from memtui.store import signed_chunks
 from tests.helpers_field import make_field, page, run_cli, run_cli_json
 from tests.helpers_review import git, init_repo
 

@@ -15,8 +15,7 @@ import time
 import pytest
 from whoosh import query as wq
 
-from memtui.index import IndexService
-from memtui.index import bulk
+from memtui.index import IndexService, bulk
 from memtui.index import search as search_mod
 from memtui.index.search import index_languages, parse_query
 from tests.helpers import write_page

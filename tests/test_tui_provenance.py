@@ -10,8 +10,8 @@ from memtui.tui.screens.page import PageScreen
 from memtui.tui.screens.provenance import ProvenanceScreen
 from memtui.tui.widgets.page_table import PageTable
 from tests.helpers import write_page
-from tests.test_tui_claims import _claims_screen
 from tests.helpers_tui import SIZE, make_app, rendered_text, wait_for_screen, wait_ready
+from tests.test_tui_claims import _claims_screen
 
 TRANSCRIPT = "".join(f"- 10:{n:02d} line {n} of the call\n" for n in range(1, 41))
 DECISION = """---

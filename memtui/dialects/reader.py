@@ -19,6 +19,8 @@ from memtui.dialects.detect import BY_NAME, DIALECTS, Detection
 from memtui.field import page as page_mod
 from memtui.field.checks import Finding
 from memtui.field.field import Scope
+
+INSTANCE_MEMO = 1_000_000  # paths whose dialect instance_for keeps (then it starts again)
 from memtui.field.page import PageInfo, decode
 
 READER_VERSION = 1
@@ -34,6 +36,7 @@ class DialectReader:
             key=lambda pair: (-pair[0].root.count("/") - bool(pair[0].root), _PRIORITY[pair[0].name]),
         )
         self.scope: Scope = detection.scope
+        self._instance_of: dict[str, tuple[Applied, Dialect] | None] = {}  # instance_for, per path
         prefixes: list[str] = []
         for applied, dialect in self.instances:
             prefixes.extend(dialect.link_prefixes(applied, Path(".")))
@@ -56,6 +59,8 @@ class DialectReader:
 
     def checks(self, field) -> list[Finding]:
         out: list[Finding] = []
+        if all(type(dialect).page_checks is Dialect.page_checks for _, dialect in self.instances):
+            return out  # no format here makes findings of its own: no pass over the pages
         for info in field.pages.values():
             instance = self.instance_for(info.path)
             if instance is not None and instance[1].name == info.dialect:
@@ -64,10 +69,19 @@ class DialectReader:
 
     # ------------------------------------------------------------------ helpers
     def instance_for(self, path: str) -> tuple[Applied, Dialect] | None:
+        """The dialect that reads the page at ``path`` (depends on the path alone: kept)."""
+        known = self._instance_of.get(path, self)
+        if known is not self:
+            return known
+        found = None
         for applied, dialect in self.instances:
             if applied.covers(path) and dialect.claims(applied, path):
-                return applied, dialect
-        return None
+                found = (applied, dialect)
+                break
+        if len(self._instance_of) >= INSTANCE_MEMO:
+            self._instance_of.clear()
+        self._instance_of[path] = found
+        return found
 
     def _through_dialect(self, root: Path, info: PageInfo, data: bytes | None) -> PageInfo:
         instance = self.instance_for(info.path)

@@ -17,7 +17,13 @@ on the next run redoes only:
 
 It also holds, for ``claims.field_claims``, each page's claims in context (put in
 context again only when the page, a page it replaced, its previous git revision,
-its status or its trust changed) and the claim findings made from them.
+its status or its trust changed) and the claim findings made from them; for the
+history, each page's resolved supersede references (with its other references),
+its own status and its (subject, kind) group, so the statuses, cycles and
+contradictions are made from edges, not from every page; each page's trust state;
+the backlink table, list by list; and each page's findings as ``memtui.toml``
+wants them with the counts by severity and rule (``checks.field_findings``),
+made again only for the pages whose parts changed.
 
 A run with a memo gives exactly the findings and backlinks of a run without one
 (tests compare the two after random changes). One memo serves one field and
@@ -32,6 +38,7 @@ from typing import TYPE_CHECKING, Any
 
 from memtui.field.field import PAGE_TABLES, file_tables, table_entries, table_value
 from memtui.field.field import lookup_key as _folded
+from memtui.field.history import History, HistoryParts, own_status, subject_group
 from memtui.field.page import clean_ref
 
 if TYPE_CHECKING:
@@ -47,6 +54,7 @@ class PageRefs:
     findings: list  # link-broken and cite-source-missing findings
     backlinks: list[tuple[str, int]]  # (target page, line) for each reference that leads to another page
     keys: frozenset[str]  # the folded names its references may look up
+    edges: tuple = ()  # its supersede references, resolved (``history.page_edges``)
 
 
 def _name_forms(key: str) -> tuple[str, ...]:
@@ -77,7 +85,7 @@ class CheckMemo:
         self._by_key: dict[str, set[str]] = {}  # folded name -> pages with a reference that may look it up
         self._local: dict[str, tuple[Any, list]] = {}
         self.claims: dict = {}  # path -> (inputs, claims in context): claims.field_claims keeps it
-        self.claim_findings: dict = {}  # path -> (first claim, count, findings)
+        self.claim_findings: dict = {}  # path -> (claims in context, the findings made of them)
         self._context: tuple | None = None
         # The field's lookup tables, kept up to date entry by entry (see install_tables).
         self._entries: dict[str, frozenset[tuple[str, str]]] = {}
@@ -90,6 +98,21 @@ class CheckMemo:
         self._removed: set[str] = set()
         self._touched_names: set[str] = set()
         self.redone = 0  # pages resolved again by the last update (for tests and the benchmark)
+        # For the history: the pages with supersede references, each page's own status, the
+        # pages of each (subject, kind) and the groups holding more than one page.
+        self._linked: set[str] = set()
+        self._own: dict[str, str] = {}
+        self._group_of: dict[str, tuple] = {}
+        self._members: dict[tuple, set[str]] = {}
+        self._multi: set[tuple] = set()
+        # The backlink table (each list sorted), replaced list by list (snapshots keep theirs).
+        self._backlinks: dict[str, list[tuple[str, int]]] = {}
+        # Each page's trust state, for the page version and review record it was found for.
+        self.trusts: dict[str, tuple[Any, bool, str]] = {}  # Field.keep_trusts
+        # Each page's findings as the checks give them (see checks.field_findings).
+        self.assembled: dict[str, tuple] = {}
+        self.assembled_for: Any = None  # the rule settings they were adjusted with
+        self.totals: dict[str, int] = {}
 
     def _reset(self) -> None:
         self._infos.clear()
@@ -105,6 +128,16 @@ class CheckMemo:
         self._local.clear()
         self.claims.clear()
         self.claim_findings.clear()
+        self._linked.clear()
+        self._own.clear()
+        self._group_of.clear()
+        self._members.clear()
+        self._multi.clear()
+        self._backlinks = {}
+        self.trusts.clear()
+        self.assembled.clear()
+        self.assembled_for = None
+        self.totals = {}
 
     def _check_context(self, field: Field) -> None:
         context = (field.reader, str(field.content_root), frozenset(field.files), _dt.date.today())
@@ -119,13 +152,16 @@ class CheckMemo:
         handed to the screens is never changed afterwards)."""
         self._check_context(field)
         if field._lookup is not None and field._lookup is self._installed:
+            field.keep_trusts(self.trusts)
             return
         pages = field.pages
         infos = self._infos
         touched: set[tuple[str, str]] = set()
         changed = [path for path, info in pages.items() if infos.get(path) is not info]
         removed = [path for path in infos if path not in pages]
+        today = self._context[3].isoformat()
         for path in changed + removed:
+            self._regroup(path, pages.get(path), today)
             old = self._entries.get(path, frozenset())
             if path in pages:
                 new = frozenset(table_entries(path, pages[path]))
@@ -159,35 +195,97 @@ class CheckMemo:
         installed = dict(tables)
         installed.update(file_tables(field.files))
         field.adopt_lookup(installed)
+        field.keep_trusts(self.trusts)
         self._installed = installed
+
+    def _regroup(self, path: str, info: PageInfo | None, today: str) -> None:
+        """Keep the page's own status and its (subject, kind) group (None: the page is gone)."""
+        before = self._group_of.pop(path, None)
+        if before is not None:
+            members = self._members[before]
+            members.discard(path)
+            if len(members) < 2:
+                self._multi.discard(before)
+            if not members:
+                del self._members[before]
+        if info is None:
+            self._own.pop(path, None)
+            return
+        self._own[path] = own_status(info, today)
+        group = subject_group(info)
+        if group is not None:
+            self._group_of[path] = group
+            members = self._members.setdefault(group, set())
+            members.add(path)
+            if len(members) > 1:
+                self._multi.add(group)
 
     def update(self, field: Field, resolve_page) -> None:
         """Bring the memo up to ``field``: ``resolve_page(field, info) -> PageRefs`` is
-        called for every page that a change since the last update may affect."""
+        called for every page that a change since the last update may affect. The field
+        gets its history and backlink table, made from what the memo keeps."""
         self.install_tables(field)
         pages = field.pages
         redo = {path for path in self._changed if path in pages}
         for key in self._touched_names:
             redo.update(self._by_key.get(key, ()))
+        moved: dict[str, None] = {}  # backlink targets whose lists change
         for path in self._removed:
-            self._forget(path)
+            self._forget(path, moved)
             self._local.pop(path, None)
+            self._linked.discard(path)
+            self.trusts.pop(path, None)
         redo.difference_update(self._removed)
         for path in redo:
-            self._forget(path)
+            self._forget(path, moved)
             refs = resolve_page(field, pages[path])
             self._refs[path] = refs
             for key in refs.keys:
                 self._by_key.setdefault(key, set()).add(path)
+            for target, _ in refs.backlinks:
+                moved[target] = None
+            if refs.edges:
+                self._linked.add(path)
+            else:
+                self._linked.discard(path)
+        self._install_backlinks(field, moved, redo)
         self._changed.clear()
         self._removed.clear()
         self._touched_names.clear()
         self.redone = len(redo)
+        linked = self._linked
+        parts = HistoryParts(
+            edges=[(path, self._refs[path].edges) for path in pages if path in linked] if linked else [],
+            own=self._own,  # copied by the history
+            groups=[(group, list(self._members[group])) for group in self._multi],
+            today=self._context[3].isoformat(),
+        )
+        field.adopt_history(History(field, parts=parts))
 
-    def _forget(self, path: str) -> None:
+    def _install_backlinks(self, field: Field, moved: dict[str, None], redone: set[str]) -> None:
+        """A new table with a new list for each target whose references changed (sorted, as
+        ``Field.backlinks`` sorts them); the lists of the others are shared."""
+        table = dict(self._backlinks)
+        for target in moved:
+            held = [entry for entry in table.get(target, ()) if entry[0] not in redone and entry[0] in field.pages]
+            table[target] = held
+        for path in redone:
+            for target, line in self._refs[path].backlinks:
+                table[target].append((path, line))
+        for target in moved:
+            if table[target]:
+                table[target].sort()
+            else:
+                del table[target]
+        self._backlinks = table
+        field.adopt_backlinks(table)
+
+    def _forget(self, path: str, moved: dict[str, None]) -> None:
         refs = self._refs.pop(path, None)
         if refs is None:
             return
+        for target, _ in refs.backlinks:
+            moved[target] = None
         for key in refs.keys:
             holders = self._by_key.get(key)
             if holders is not None:
@@ -207,10 +305,6 @@ class CheckMemo:
         self._local[info.path] = (info, found)
         return found
 
-    def backlinks(self, field: Field) -> dict[str, list[tuple[str, int]]]:
-        """The field's backlink table (as ``Field.backlinks`` builds it) from the resolved references."""
-        table: dict[str, list[tuple[str, int]]] = {}
-        for path in field.pages:
-            for target, line in self._refs[path].backlinks:
-                table.setdefault(target, []).append((path, line))
-        return table
+    def trust(self, field: Field, path: str) -> str:
+        """The page's trust state (``Field.trust``, kept while its version and review record are)."""
+        return field.trust(path)

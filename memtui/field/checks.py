@@ -19,6 +19,7 @@ from memtui.field import trust as trust_mod
 from memtui.field.check_memo import CheckMemo, PageRefs, reference_keys
 from memtui.field.claims import each_page_in_context, field_claims
 from memtui.field.frontmatter import MAX_YAML_DEPTH
+from memtui.field.history import page_edges
 from memtui.field.page import KINDS, ORIGINS
 from memtui.field.rule_settings import SETTINGS_FILE, RuleSettings
 from memtui.field.rule_settings import load as load_rule_settings
@@ -308,8 +309,11 @@ def page_references(field: Field, info: PageInfo) -> PageRefs:
             hit = resolved_sources[source] if source in resolved_sources else field.resolve_source(source, near=path)
             if hit is None:
                 out.append(_finding("cite-source-missing", path, line, f"[cite:{number}] -> {target}: no such page"))
-    keys = reference_keys([t for t, _ in info.links] + [t for t, _ in info.embeds] + list(info.sources) + list(sources))
-    return PageRefs(info, out, field.backlinks_given(info, outgoing), keys)
+    supersedes, superseded_by = info.supersedes, info.superseded_by
+    edges = page_edges(field, info) if supersedes or superseded_by else ()
+    keys = reference_keys([t for t, _ in info.links] + [t for t, _ in info.embeds] + list(info.sources)
+                          + list(sources) + supersedes + superseded_by)
+    return PageRefs(info, out, field.backlinks_given(info, outgoing), keys, edges)
 
 
 def _names_a_file(field: Field, target: str, near: str) -> bool:
@@ -406,26 +410,27 @@ def _memory_findings(field: Field, index: str = "MEMORY.md") -> list[Finding]:
 
 def claim_findings(field: Field, paths: set[str] | None = None, memo: CheckMemo | None = None) -> list[Finding]:
     """Tags that rose without evidence, and current [stated] claims that cite nothing (memtui's format)."""
-    claims = field_claims(field, per_page=memo.claims if memo is not None else None)
     if memo is None:
-        return _claim_findings(field, claims, paths)
-    # The claims of a page that did not change in context are the same list as last time.
-    out: list[Finding] = []
+        return _claim_findings(field, field_claims(field), paths)
+    return [finding for found in claim_findings_per_page(field, memo).values() for finding in found]
+
+
+_NONE: tuple = ()  # the claim findings of a page without claims (one object: compared by identity)
+
+
+def claim_findings_per_page(field: Field, memo: CheckMemo) -> dict[str, list[Finding]]:
+    """The claim findings of each page with claims. The list of a page whose claims did not
+    change in context is the same object as last time."""
+    field_claims(field, per_page=memo.claims)  # puts each page's claims in context, in memo.claims
+    out: dict[str, list[Finding]] = {}
     held = memo.claim_findings
-    start = 0
-    total = len(claims)
-    while start < total:
-        path = claims[start].path
-        end = start + 1
-        while end < total and claims[end].path == path:
-            end += 1
-        first = claims[start]
-        found = held.get(path)
-        if found is None or found[0] is not first or found[1] != end - start:
-            found = held[path] = (first, end - start, _claim_findings(field, claims[start:end], paths))
-        out.extend(found[2])
-        start = end
-    for gone in [path for path in held if path not in field.pages]:
+    for path, (_, claims) in memo.claims.items():
+        if claims:
+            found = held.get(path)
+            if found is None or found[0] is not claims:
+                found = held[path] = (claims, _claim_findings(field, claims, None))
+            out[path] = found[1]
+    for gone in [path for path in held if path not in out]:
         del held[gone]
     return out
 
@@ -478,27 +483,116 @@ def check_field(
             if finding is not None and (include_info or finding.severity != INFO):
                 emit(finding)
 
-    put(_finding(problem.rule, problem.path, None, problem.message) for problem in field.scan_problems)
-    put(_finding("page-vanished", path, None, "deleted while being read; skipped") for path in field.vanished)
     if memo is not None:
-        memo.update(field, page_references)
-        for info in field.pages.values():
-            put(memo.local(info, check_page_local))
-            put(memo.refs(info.path).findings)
-        field.adopt_backlinks(memo.backlinks(field))
-    else:
-        for info in field.pages.values():
-            put(check_page_local(info))
-            put(_link_findings(field, info))
-    put(_history_findings(field))
+        found = field_findings(field, memo, settings)
+        for path in sorted(found.by_path):
+            for finding in found.by_path[path]:
+                if include_info or finding.severity != INFO:
+                    emit(finding)
+        return
+    for info in field.pages.values():
+        put(check_page_local(info))
+        put(_link_findings(field, info))
+    put(_wide_findings(field, settings))
+    # one page's claims in memory at a time (2,000,000 claims at 100,000 pages)
+    each_page_in_context(field, lambda claims: put(_claim_findings(field, claims, None)))
+
+
+def _wide_findings(field: Field, settings: RuleSettings) -> Iterable[Finding]:
+    """The findings of the field as a whole (its scan, history, routing indexes, dialect, settings)."""
+    for problem in field.scan_problems:
+        yield _finding(problem.rule, problem.path, None, problem.message)
+    for path in field.vanished:
+        yield _finding("page-vanished", path, None, "deleted while being read; skipped")
+    yield from _history_findings(field)
     for index in index_pages(field):
-        put(_memory_findings(field, index))
-    put(field.reader.checks(field))
-    if memo is not None:
-        put(claim_findings(field, memo=memo))
-    else:  # one page's claims in memory at a time (2,000,000 claims at 100,000 pages)
-        each_page_in_context(field, lambda claims: put(_claim_findings(field, claims, None)))
-    put(_finding("settings-invalid", SETTINGS_FILE, None, problem) for problem in settings.problems)
+        yield from _memory_findings(field, index)
+    yield from field.reader.checks(field)
+    for problem in settings.problems:
+        yield _finding("settings-invalid", SETTINGS_FILE, None, problem)
+
+
+@dataclass(slots=True)
+class FieldFindings:
+    """Every finding of a field as ``memtui.toml`` wants it, per page (each list sorted), with
+    the counts by severity and by rule, and the pages whose findings changed since the last run."""
+
+    by_path: dict[str, list[Finding]]
+    by_severity: dict[str, int]
+    by_rule: dict[str, int]
+    changed: set[str]
+
+    def sorted(self) -> list[Finding]:
+        """All of them in ``run_checks``'s order."""
+        by_path = self.by_path
+        return [finding for path in sorted(by_path) for finding in by_path[path]]
+
+
+def field_findings(field: Field, memo: CheckMemo, settings: RuleSettings | None = None) -> FieldFindings:
+    """The field's findings, made again only where a change since the memo's last run can have
+    moved them: each page's list is kept while its own findings, its references' findings, its
+    claims' findings and the field-wide findings about it are the same objects (or values)."""
+    settings = settings if settings is not None else rule_settings(field)
+    memo.update(field, page_references)  # (starts afresh when the day, the dialect or the files changed)
+    if memo.assembled_for != settings or not memo.totals:
+        memo.assembled.clear()
+        memo.assembled_for = settings
+        memo.totals = {"by_path": {}, "severity": Counter(), "rule": Counter()}
+    wide: dict[str, list[Finding]] = {}
+    for finding in _wide_findings(field, settings):
+        wide.setdefault(finding.path, []).append(finding)
+    claims = claim_findings_per_page(field, memo)
+    held = memo.assembled
+    totals = memo.totals
+    by_path = dict(totals["by_path"])
+    by_severity: Counter = totals["severity"].copy()
+    by_rule: Counter = totals["rule"].copy()
+    adjust = settings.adjust
+    changed: set[str] = set()
+    local = memo.local
+    refs = memo.refs
+    pages = field.pages
+    none = _NONE
+
+    def put(path: str, parts: tuple) -> None:
+        entry = held.get(path)
+        if entry is not None:
+            for finding in entry[-1]:
+                by_severity[finding.severity] -= 1
+                by_rule[finding.rule] -= 1
+        found = sorted((f for f in map(adjust, (f for part in parts for f in part)) if f is not None), key=_sort_key)
+        for finding in found:
+            by_severity[finding.severity] += 1
+            by_rule[finding.rule] += 1
+        held[path] = (*parts, found)
+        if found:
+            by_path[path] = found
+        else:
+            by_path.pop(path, None)
+        if found or (entry is not None and entry[-1]):
+            changed.add(path)
+
+    for path, info in pages.items():
+        own = local(info, check_page_local)
+        linked = refs(path).findings
+        claimed = claims.get(path, none)
+        extra = wide.get(path, none)
+        entry = held.get(path)
+        if (entry is None or entry[0] is not own or entry[1] is not linked or entry[2] is not claimed
+                or entry[3] != extra):
+            put(path, (own, linked, claimed, extra))
+    for path, extra in wide.items():
+        if path not in pages:
+            entry = held.get(path)
+            if entry is None or entry[3] != extra:
+                put(path, (none, none, none, extra))
+    for path in [p for p in held if p not in pages and p not in wide]:
+        put(path, (none, none, none, none))
+        del held[path]
+    by_severity = +by_severity  # no zero counts
+    by_rule = +by_rule
+    memo.totals = {"by_path": by_path, "severity": by_severity, "rule": by_rule}
+    return FieldFindings(by_path, dict(by_severity), dict(by_rule), changed)
 
 
 def page_findings(field: Field, info: PageInfo) -> list[Finding]:

@@ -348,7 +348,7 @@ def field_claims(field, *, git: bool = True, per_page: dict | None = None) -> li
     """
     key = (getattr(field, "generation", None), len(field.pages), git, id(getattr(field, "approvals", None)), len(getattr(field, "approvals", None) or ()))
     memo = getattr(field, "_claims_memo", None)
-    if memo is not None and memo[0] == key:
+    if memo is not None and memo[0] == key and per_page is None:  # per_page is brought up to date
         return memo[1]
     with no_cycle_collection():
         out = _field_claims(field, git=git, per_page=per_page)
@@ -366,35 +366,91 @@ SAVE_SHARE = 0.05  # ... unless this share of the page versions is not in it
 def _field_claims(field, *, git: bool, per_page: dict | None = None) -> list[Claim]:
     cache_dir = getattr(field, "cache_dir", None)
     CACHE.load(cache_dir)
+    if per_page is not None:
+        out = _kept_claims(field, git, per_page)
+        _save_when_due(cache_dir, field.pages)
+        return out
     history = field.history
     pages = field.pages
     lines: dict[str, list[LineClaim]] = {path: page_claims(field, path) for path in pages}
     previous = _previous_revisions(field, [path for path, claims in lines.items() if claims]) if git else {}
-    if per_page is not None:
-        for gone in [path for path in per_page if path not in pages]:
-            del per_page[gone]
     out: list[Claim] = []
     for path, claims in lines.items():
-        if not claims:
-            if per_page is not None:
-                per_page.pop(path, None)
-            continue
-        info = pages[path]
-        older = _predecessors(history, path)
-        status = history.status.get(path, "current")
-        trust = field.trust(path)
-        before = previous.get(path)
-        inputs = (info, tuple(pages.get(p) for p in older), status, trust, before)
-        held = per_page.get(path) if per_page is not None else None
-        if held is not None and _same_inputs(held[0], inputs):
-            out.extend(held[1])
-            continue
-        mine = _page_in_context(path, claims, info, older, lines, pages, before or [], status, trust)
-        if per_page is not None:
-            per_page[path] = (inputs, mine)
-        out.extend(mine)
+        if claims:
+            older = _predecessors(history, path)
+            out.extend(_page_in_context(path, claims, pages[path], older, lines, pages, previous.get(path) or [],
+                                        history.status.get(path, "current"), field.trust(path)))
     _save_when_due(cache_dir, pages)
     return out
+
+
+class _Lines:
+    """The claims of any page of a field, by path (``page_claims``), those read this pass kept."""
+
+    def __init__(self, field, read: dict[str, list[LineClaim]]) -> None:
+        self._field = field
+        self._read = read
+
+    def get(self, path: str, default: list[LineClaim]) -> list[LineClaim]:
+        found = self._read.get(path)
+        if found is None:
+            if path not in self._field.pages:
+                return default
+            found = self._read[path] = page_claims(self._field, path)
+        return found
+
+
+def _kept_claims(field, git: bool, per_page: dict) -> list[Claim]:
+    """``_field_claims`` from what ``per_page`` kept of the last pass: path -> (inputs, claims in
+    context), or (page version, None) for a page without claims. A page is put in context again
+    only when its version, a page it replaced, its previous git revision, its status or its trust
+    changed; a page whose version did not change is not read again."""
+    pages = field.pages
+    history = field.history
+    status_of = history.status
+    replaces = history.replaces
+    for gone in [path for path in per_page if path not in pages]:
+        del per_page[gone]
+    read: dict[str, list[LineClaim]] = {}
+    with_claims: list[str] = []
+    for path, info in pages.items():
+        held = per_page.get(path)
+        if held is None or held[0][0] is not info:
+            claims = read[path] = page_claims(field, path)
+            if not claims:
+                per_page[path] = ((info,), None)
+                continue
+            per_page.pop(path, None)
+        elif held[1] is None:
+            continue
+        with_claims.append(path)
+    previous = _previous_revisions(field, with_claims) if git else {}
+    lines = _Lines(field, read)
+    trust_of = field.trust
+    out: list[Claim] = []
+    for path in with_claims:
+        held = per_page.get(path)
+        status = status_of.get(path, "current")
+        trust = trust_of(path)
+        before = previous.get(path)
+        if held is not None:
+            inputs = held[0]
+            if (inputs[2] == status and inputs[3] == trust and inputs[4] is before
+                    and (not replaces.get(path) and not inputs[1]
+                         or _same_inputs(inputs, (inputs[0], _versions(pages, _predecessors(history, path)),
+                                                  status, trust, before)))):
+                out.extend(held[1])
+                continue
+        info = pages[path]
+        older = _predecessors(history, path)
+        mine = _page_in_context(path, lines.get(path, []), info, older, lines, pages, before or [], status, trust)
+        per_page[path] = ((info, _versions(pages, older), status, trust, before), mine)
+        out.extend(mine)
+    return out
+
+
+def _versions(pages: dict, paths: list[str]) -> tuple:
+    return tuple(pages.get(p) for p in paths)
 
 
 def each_page_in_context(field, visit: Callable[[list[Claim]], None], *, git: bool = True) -> None:

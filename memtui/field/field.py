@@ -378,6 +378,7 @@ class Field:
         self._history = None
         self._claims_memo = None  # field_claims of this generation (memtui.field.claims)
         self._backlinks: dict[str, list[tuple[str, int]]] | None = None
+        self._trusts: dict[str, tuple] | None = None
         self._read_at_ns: dict[str, int] = {}  # when each page was last read from disk
         self._cache_stale = False
 
@@ -792,7 +793,26 @@ class Field:
 
     def trust(self, path: str) -> str:
         info = self.pages[path]
-        return trust.trust_of(info, approved=bool(self.approved(path)))
+        record = self.approvals.get(path)
+        approved = record is not None and record[0] == info.sha256  # bool(self.approved(path))
+        kept = self._trusts
+        if kept is not None:
+            held = kept.get(path)
+            if held is not None and held[0] is info and held[1] is approved:
+                return held[2]
+        state = trust.trust_of(info, approved=approved)
+        if kept is not None:
+            kept[path] = (info, approved, state)
+        return state
+
+    def keep_trusts(self, table: dict[str, tuple]) -> None:
+        """Keep each page's trust state in ``table`` (shared by the snapshots ``CheckMemo`` analyses:
+        an entry holds for the page version and review verdict it was found for)."""
+        self._trusts = table
+
+    def adopt_history(self, history) -> None:
+        """Take a history made elsewhere for exactly these pages (``CheckMemo``)."""
+        self._history = history
 
     def adopt_backlinks(self, table: dict[str, list[tuple[str, int]]]) -> None:
         """Take a backlink table built elsewhere from this field's pages (``CheckMemo``)."""
@@ -819,6 +839,8 @@ class Field:
             for info in self.pages.values():
                 for target, line in self.backlinks_given(info, self.outgoing(info)):
                     table.setdefault(target, []).append((info.path, line))
+            for entries in table.values():
+                entries.sort()  # by page and line, as CheckMemo keeps them
             self._backlinks = table
         return self._backlinks.get(path, [])
 

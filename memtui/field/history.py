@@ -141,18 +141,76 @@ class BrokenRef:
     key: str = "supersedes"
 
 
+def own_status(info: PageInfo, today: str) -> str:
+    """What a page says of itself (``status:``, ``valid_to``): its status unless another page replaces it."""
+    declared = info.declared_status
+    if declared is not None:
+        return declared
+    valid_to = _date(info.valid_to)
+    if valid_to is not None and valid_to <= today:
+        return SUPERSEDED
+    return CURRENT
+
+
+def subject_group(info: PageInfo) -> tuple[str, str | None] | None:
+    """The (subject, kind) a page competes in for "current" (contradictions), or None."""
+    subject = info.subject
+    if not subject or info.dialect not in SUBJECT_DIALECTS:
+        return None  # ``subject:`` is memtui's key; an e-mail memo's subject line is not one
+    return (subject.strip().casefold(), info.kind)
+
+
+# One supersede reference of a page as resolved: (key, target, path it resolved to or None, line).
+Edge = tuple[str, str, "str | None", "int | None"]
+
+
+def page_edges(field_: PageSet, info: PageInfo) -> tuple[Edge, ...]:
+    """A page's ``supersedes`` and ``superseded_by`` references, resolved, in the page's order."""
+    out: list[Edge] = []
+    for key, targets in (("supersedes", info.supersedes), ("superseded_by", info.superseded_by)):
+        line = info.key_lines.get(key)
+        for target in targets:
+            hit = field_.resolve(target, near=info.path)
+            out.append((key, target, hit.path if hit is not None else None, line))
+    return tuple(out)
+
+
+@dataclass(slots=True)
+class HistoryParts:
+    """What a history is made of, kept per page between field snapshots (``CheckMemo``):
+    the resolved edges of the pages that have any (in the field's page order), every page's
+    own status, and the pages of each (subject, kind) group with more than one page."""
+
+    edges: list[tuple[str, tuple[Edge, ...]]]
+    own: dict[str, str]
+    groups: list[tuple[tuple[str, str | None], set[str]]]
+    today: str
+
+
 class History:
-    def __init__(self, field_: PageSet, *, today: _dt.date | None = None) -> None:
+    def __init__(self, field_: PageSet, *, today: _dt.date | None = None, parts: HistoryParts | None = None) -> None:
         self.field = field_
-        self.today = (today or _dt.date.today()).isoformat()
+        self.today = parts.today if parts is not None else (today or _dt.date.today()).isoformat()
         self.replaces: dict[str, list[str]] = defaultdict(list)  # new path -> old paths
         self.replaced_by: dict[str, list[str]] = defaultdict(list)  # old path -> new paths
         self.broken: list[BrokenRef] = []
         self.self_refs: list[str] = []
-        self._build()
+        self._groups = parts.groups if parts is not None else None
+        if parts is None:
+            self._build()
+        else:
+            for path, edges in parts.edges:
+                self._add_edges(path, edges)
         self.cycles = self._find_cycles()
         self.superseded_twice = {old: new for old, new in self.replaced_by.items() if len(set(new)) > 1}
-        self.status = {path: self._status(info) for path, info in field_.pages.items()}
+        if parts is None:
+            self.status = {path: self._status(info) for path, info in field_.pages.items()}
+        else:
+            status = dict(parts.own)
+            for old, newer in self.replaced_by.items():
+                if newer:
+                    status[old] = SUPERSEDED
+            self.status = status
 
     @functools.cached_property
     def contradictions(self) -> list[tuple[str, str | None, list[str]]]:
@@ -163,20 +221,17 @@ class History:
     # ------------------------------------------------------------------ graph
     def _build(self) -> None:
         for path, info in self.field.pages.items():
-            line = info.key_lines.get("supersedes")
-            for target in info.supersedes:
-                hit = self.field.resolve(target, near=path)
-                if hit is None:
-                    self.broken.append(BrokenRef(path, target, line))
-                    continue
-                self._edge(hit.path, path)
-            line = info.key_lines.get("superseded_by")
-            for target in info.superseded_by:
-                hit = self.field.resolve(target, near=path)
-                if hit is None:
-                    self.broken.append(BrokenRef(path, target, line, "superseded_by"))
-                    continue
-                self._edge(path, hit.path)
+            if info.supersedes or info.superseded_by:
+                self._add_edges(path, page_edges(self.field, info))
+
+    def _add_edges(self, path: str, edges: tuple[Edge, ...]) -> None:
+        for key, target, hit, line in edges:
+            if hit is None:
+                self.broken.append(BrokenRef(path, target, line, key))
+            elif key == "supersedes":
+                self._edge(hit, path)
+            else:
+                self._edge(path, hit)
 
     def _edge(self, old: str, new: str) -> None:
         """``new`` replaces ``old`` (stated on either side, or both)."""
@@ -224,28 +279,29 @@ class History:
     def _status(self, info: PageInfo) -> str:
         if self.replaced_by.get(info.path):
             return SUPERSEDED
-        declared = info.declared_status
-        if declared is not None:
-            return declared
-        valid_to = _date(info.valid_to)
-        if valid_to is not None and valid_to <= self.today:
-            return SUPERSEDED
-        return CURRENT
+        return own_status(info, self.today)
 
     def is_current(self, path: str) -> bool:
         return self.status.get(path) == CURRENT
 
     def _find_contradictions(self) -> list[tuple[str, str | None, list[str]]]:
-        groups: dict[tuple[str, str | None], list[str]] = defaultdict(list)
-        for path, info in self.field.pages.items():
-            subject = info.subject
-            if not subject or self.status[path] != CURRENT or info.dialect not in SUBJECT_DIALECTS:
-                continue  # ``subject:`` is memtui's key; an e-mail memo's subject line is not one
-            groups[(subject.strip().casefold(), info.kind)].append(path)
+        """Each (subject, kind) with more than one current page: the subject as its first page
+        (by path) writes it, the kind, the pages sorted."""
+        status = self.status
+        if self._groups is None:
+            groups: dict[tuple[str, str | None], list[str]] = defaultdict(list)
+            for path, info in self.field.pages.items():
+                group = subject_group(info) if status[path] == CURRENT else None
+                if group is not None:
+                    groups[group].append(path)
+            candidates = groups.items()
+        else:
+            candidates = [(group, [p for p in paths if status.get(p) == CURRENT]) for group, paths in self._groups]
         found = []
-        for (subject, kind), paths in sorted(groups.items(), key=lambda kv: (kv[0][0], kv[0][1] or "")):
+        for (subject, kind), paths in sorted(candidates, key=lambda kv: (kv[0][0], kv[0][1] or "")):
             if len(paths) > 1:
-                found.append((self.field.pages[paths[0]].subject or subject, kind, sorted(paths)))
+                paths = sorted(paths)
+                found.append((self.field.pages[paths[0]].subject or subject, kind, paths))
         return found
 
     # ------------------------------------------------------------------ versions

@@ -140,9 +140,7 @@ class OverviewScreen(Screen):
         widget.update(text)
 
     def _render_findings(self, analysis, colours) -> None:
-        by_rule: dict[str, int] = {}
-        for finding in analysis.findings:
-            by_rule[finding.rule] = by_rule.get(finding.rule, 0) + 1
+        by_rule = analysis.by_rule
         widget = self.query_one("#ov-findings", Static)
         if not by_rule:
             widget.update(Text("✓ no findings", style=colours.get("success", "")))
