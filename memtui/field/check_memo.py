@@ -177,7 +177,10 @@ class CheckMemo:
             for entry in new - old:
                 self._holders.setdefault(entry, set()).add(path)
                 touched.add(entry)
-        tables = {name: dict(self._tables.get(name, {})) for name in PAGE_TABLES}
+        # A new dict for each table with an entry that changed; the others are shared.
+        tables = {name: self._tables.get(name, {}) for name in PAGE_TABLES}
+        for name in {table for table, _ in touched}:
+            tables[name] = dict(tables[name])
         for entry in touched:
             table, key = entry
             holders = self._holders.get(entry)
