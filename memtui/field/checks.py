@@ -512,6 +512,10 @@ def _wide_findings(field: Field, settings: RuleSettings) -> Iterable[Finding]:
         yield _finding("settings-invalid", SETTINGS_FILE, None, problem)
 
 
+def _nothing() -> None:
+    return None
+
+
 @dataclass(slots=True)
 class FieldFindings:
     """Every finding of a field as ``memtui.toml`` wants it, per page (each list sorted), with
@@ -528,12 +532,16 @@ class FieldFindings:
         return [finding for path in sorted(by_path) for finding in by_path[path]]
 
 
-def field_findings(field: Field, memo: CheckMemo, settings: RuleSettings | None = None) -> FieldFindings:
+def field_findings(field: Field, memo: CheckMemo, settings: RuleSettings | None = None,
+                   between: Callable[[], object] | None = None) -> FieldFindings:
     """The field's findings, made again only where a change since the memo's last run can have
     moved them: each page's list is kept while its own findings, its references' findings, its
-    claims' findings and the field-wide findings about it are the same objects (or values)."""
+    claims' findings and the field-wide findings about it are the same objects (or values).
+    ``between`` is called between the steps (the app lets its search index write there)."""
+    between = between or _nothing
     settings = settings if settings is not None else rule_settings(field)
     memo.update(field, page_references)  # (starts afresh when the day, the dialect or the files changed)
+    between()
     if memo.assembled_for != settings or not memo.totals:
         memo.assembled.clear()
         memo.assembled_for = settings
@@ -541,7 +549,9 @@ def field_findings(field: Field, memo: CheckMemo, settings: RuleSettings | None 
     wide: dict[str, list[Finding]] = {}
     for finding in _wide_findings(field, settings):
         wide.setdefault(finding.path, []).append(finding)
+    between()
     claims = claim_findings_per_page(field, memo)
+    between()
     held = memo.assembled
     totals = memo.totals
     by_path = dict(totals["by_path"])

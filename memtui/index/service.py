@@ -192,6 +192,10 @@ class IndexService:
         """True when this process only searches: another memtui writes the index, or the field is a zip."""
         return self.readonly_field or not self._writer or self._frozen
 
+    def writing(self) -> bool:
+        """Changes are waiting for the writer or being committed (cheap: no lock)."""
+        return bool(len(self._debouncer) or self._busy or self._requests)
+
     @property
     def state(self) -> SyncState:
         pending = len(self._debouncer) + (1 if self._busy else 0) + len(self._requests)

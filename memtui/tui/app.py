@@ -55,6 +55,7 @@ SWITCH_INTERVAL = 0.001  # seconds a thread holds the interpreter before another
 ANALYSIS_PAUSE_MIN = 0.0  # after an analysis, before the next one: as long as it took, within these
 ANALYSIS_PAUSE_MAX = 5.0
 ANALYSIS_PAUSE_FACTOR = 2.0
+INDEX_FIRST_S = 0.3  # how long an analysis may wait in all for the search index to commit
 LIVE_LOOKUP_LIMIT = 2000  # above this many pages, stale lookups wait for the next analysis
 
 
@@ -432,9 +433,25 @@ class MemtuiApp(App):
     @work(thread=True, exclusive=False, group="analysis", name="analyse field", description="run_analysis")
     def run_analysis(self, snapshot: Field) -> None:
         started = time.perf_counter()
-        result = analyse(snapshot, self._check_memo, self.analysis)
-        self._analysis_seconds = time.perf_counter() - started
+        budget = [INDEX_FIRST_S]
+        result = analyse(snapshot, self._check_memo, self.analysis, between=lambda: self._let_index_write(budget))
+        self._analysis_seconds = time.perf_counter() - started  # with its waits: fewer analyses in a storm
         self.call_from_thread(self._analysis_done, result)
+
+    def _let_index_write(self, budget: list[float]) -> None:
+        """Between the steps of an analysis (a worker thread): while the search index has changes
+        to commit, wait, so that a page is found by search before the statuses it changes are
+        shown, not after a second of sharing the interpreter. ``budget``: the seconds this
+        analysis may still wait in all (INDEX_FIRST_S: while an agent writes without a pause the
+        index is never idle, and the statuses must not fall behind for it)."""
+        index = self.index
+        if index is None or not hasattr(index, "writing") or budget[0] <= 0:
+            return
+        started = time.perf_counter()
+        deadline = started + budget[0]
+        while index.writing() and time.perf_counter() < deadline:
+            time.sleep(0.005)
+        budget[0] -= time.perf_counter() - started
 
     def _analysis_done(self, result: Analysis) -> None:
         self._analysis_pending = False

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import datetime as _dt
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -213,17 +214,21 @@ def load_proposals(field_: Field) -> tuple[list[Any], dict[str, list[str]], dict
     return queue.entries, pages, regret, problem
 
 
-def analyse(field_: Field, memo: CheckMemo | None = None, previous: Analysis | None = None) -> Analysis:
+def analyse(field_: Field, memo: CheckMemo | None = None, previous: Analysis | None = None,
+            between: Callable[[], object] | None = None) -> Analysis:
     """Everything the screens need about a field snapshot. Runs in a worker thread.
 
     ``memo``: what the last analysis of this field learned per page (one analysis at a time
     uses it); only what a change can affect is computed again. ``previous``: the last
     analysis, whose rows, counts and totals are kept where the change did not reach them:
     the work follows the change, not the size of the field (beyond a pass over the pages in
-    comprehensions)."""
+    comprehensions). ``between`` is called between the steps: the app lets its search index
+    commit there (the analysis and the index writer share the interpreter)."""
     memo = memo if memo is not None else CheckMemo()
     memo.install_tables(field_)  # before the history resolves its first reference
-    found = field_findings(field_, memo)
+    found = field_findings(field_, memo, between=between)
+    if between is not None:
+        between()
     history = field_.history
     status = history.status
     by_path = found.by_path

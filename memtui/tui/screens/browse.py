@@ -14,6 +14,7 @@ from textual import work
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.content import Content
+from textual.css.query import NoMatches
 from textual.screen import Screen
 from textual.widgets import ContentSwitcher, Header, Static, Tab, Tabs, Tree
 
@@ -191,8 +192,11 @@ class BrowseScreen(FilterInPlace, Screen):
         try:
             if token != self._fill_token:
                 return  # a newer fill (a filter typed, a sort chosen) was made meanwhile
-            self.query_one("#browse-message", Static).display = False
-            self.query_one("#views").display = True
+            try:
+                self.query_one("#browse-message", Static).display = False
+                self.query_one("#views").display = True
+            except NoMatches:
+                return  # the screen is being taken down (the app is closing): nothing to fill
             self.rows = rows
             self._set_tab_labels(counts)
             self._fill(visible, prepared)
