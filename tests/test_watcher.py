@@ -238,7 +238,8 @@ def test_a_queue_overflow_triggers_a_full_rescan(sample_field: Path) -> None:
         svc._watcher.listener.queue_overflow()
         assert wait_for(lambda: search_paths(svc, "manatee") == ["notes/lost.md"], timeout=20)
         assert "overflowed" in svc.state.message
-        assert any(batch.rescanned for batch in recorder.batches)
+        # The batch is reported after the commit a search may already see: wait for it too.
+        assert wait_for(lambda: any(batch.rescanned for batch in recorder.batches), timeout=5)
         assert_matches_folder(svc)
     finally:
         svc.close()
