@@ -52,10 +52,19 @@ class Agent:
     def step(self, field) -> str:
         rng = self.rng
         self.count += 1
-        action = rng.choice(["link", "add", "add", "remove", "retitle", "alias", "supersede", "rewrite"])
+        action = rng.choice(["link", "add", "add", "remove", "retitle", "alias", "supersede", "rewrite", "approve", "route"])
         pages = self.pages()
         target = rng.choice(pages)
-        if action == "link":
+        if action == "approve":  # a review decision recorded (or taken back): the page's trust moves
+            path = rng.choice(sorted(field.pages))
+            if path in field.approvals:
+                del field.approvals[path]
+            else:
+                field.approvals[path] = (field.pages[path].sha256, "reviewer")
+        elif action == "route":  # the routing index points at a page (or at a name no page has yet)
+            with (self.root / "MEMORY.md").open("a", encoding="utf-8") as handle:
+                handle.write(f"- more: {rng.choice(['notes/ghost-1.md', 'knowledge/ghost-3.md', pages[0].relative_to(self.root).as_posix()])}\n")
+        elif action == "link":
             names = NAMES + [p.stem for p in pages[:20]] + [info.title for info in list(field.pages.values())[:20]]
             with target.open("a", encoding="utf-8") as handle:
                 handle.write(f"\n- see [[{rng.choice(names)}]] and ![[{rng.choice(NAMES)}]] [observed]\n")
@@ -117,7 +126,7 @@ def test_the_memo_gives_what_a_fresh_run_gives(tmp_path: Path, seed: int) -> Non
         assert snap._lookup == fresh._tables(), actions  # the memo's tables, entry by entry
         assert field_claims(snap) == field_claims(fresh), actions
         _same_history(snap.history, fresh.history, actions)
-    assert {"add", "remove", "link", "supersede"} <= set(actions)
+    assert {"add", "remove", "link", "supersede", "approve"} <= set(actions)
 
 
 def _same_history(kept, made, actions) -> None:
@@ -196,3 +205,28 @@ def test_the_app_analysis_keeps_rows_of_unchanged_pages(tmp_path: Path) -> None:
     kept = [path for path in second.rows if second.rows[path] is first.rows.get(path)]
     assert len(kept) >= len(second.rows) - 1
     assert second.rows["notes/pref-weekly-update-bullets.md"] is not first.rows["notes/pref-weekly-update-bullets.md"]
+
+
+def test_a_new_head_puts_the_claims_in_context_again(tmp_path: Path) -> None:
+    """A page unchanged on disk whose previous git revision changed (history rewritten under
+    it) gets the claims of that revision: the memo follows HEAD, not only the pages."""
+    from tests.helpers_review import git, init_repo
+
+    root = tmp_path / "field"
+    root.mkdir()
+    page = root / "notes" / "pilot.md"
+    page.parent.mkdir()
+    page.write_text(_frontmatter("Pilot") + "- the pilot starts in May [suggested]\n", encoding="utf-8")
+    init_repo(root)
+    page.write_text(_frontmatter("Pilot") + "- the pilot starts in May [stated]\n", encoding="utf-8")
+    git(root, "commit", "-q", "-am", "promote")
+    field = open_field(str(root))
+    memo = CheckMemo()
+    before = run_checks(field.snapshot(), memo=memo)
+    assert [f.rule for f in before if f.path == "notes/pilot.md"].count("tag-promoted") == 1
+    git(root, "checkout", "-q", "--orphan", "rewritten")
+    git(root, "commit", "-q", "-m", "the page was always stated")
+    field.rescan()
+    after = run_checks(field.snapshot(), memo=memo)
+    assert after == _fresh(field)[0]
+    assert "tag-promoted" not in [f.rule for f in after if f.path == "notes/pilot.md"]

@@ -37,6 +37,8 @@ class DialectReader:
         )
         self.scope: Scope = detection.scope
         self._instance_of: dict[str, tuple[Applied, Dialect] | None] = {}  # instance_for, per path
+        # counts: the paths last counted, and the pages of each applied instance among them
+        self._counted: tuple[set[str], dict[int, int]] = (set(), {id(applied): 0 for applied, _ in self.instances})
         prefixes: list[str] = []
         for applied, dialect in self.instances:
             prefixes.extend(dialect.link_prefixes(applied, Path(".")))
@@ -107,11 +109,17 @@ class DialectReader:
             return []
         return instance[1].events(instance[0], Path(root), info.id or "")
 
-    def counts(self, pages) -> list[tuple[Applied, int]]:
-        """How many pages each applied dialect read."""
-        tally = {id(applied): 0 for applied, _ in self.instances}
-        for info in pages:
-            instance = self.instance_for(info.path)
-            if instance is not None:
-                tally[id(instance[0])] += 1
+    def counts(self, paths) -> list[tuple[Applied, int]]:
+        """How many of the pages at ``paths`` each applied dialect read. The tally of the last call
+        is kept and brought up to date by the paths added and gone (the dialect of a page depends
+        on its path alone)."""
+        last, tally = self._counted
+        tally = dict(tally)  # (a new one: another thread may count at the same time)
+        now = set(paths)
+        for sign, changed in ((1, now - last), (-1, last - now)):
+            for path in changed:
+                instance = self.instance_for(path)
+                if instance is not None:
+                    tally[id(instance[0])] += sign
+        self._counted = (now, tally)
         return [(applied, tally[id(applied)]) for applied in self.detection.applied]

@@ -79,7 +79,7 @@ def field_report(field) -> FieldReport:
     if detection is None:
         return FieldReport([], [], rule_settings(field))
     return FieldReport(
-        merged(reader.counts(field.pages.values())),
+        merged(reader.counts(field.pages.keys())),
         list(detection.skipped),
         rule_settings(field),
         detection.forced,

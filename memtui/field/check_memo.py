@@ -25,6 +25,10 @@ the backlink table, list by list; and each page's findings as ``memtui.toml``
 wants them with the counts by severity and rule (``checks.field_findings``),
 made again only for the pages whose parts changed.
 
+Each update also says what moved since the last one (``Moved``: the pages whose version,
+references, status, list of replaced pages or trust inputs changed), so that the claims
+and the findings are revisited for those pages alone, not looked up for every page.
+
 A run with a memo gives exactly the findings and backlinks of a run without one
 (tests compare the two after random changes). One memo serves one field and
 its snapshots, used by one analysis at a time.
@@ -36,10 +40,17 @@ import datetime as _dt
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from memtui.field.claims import KeptClaims
 from memtui.field.field import PAGE_TABLES, file_tables, table_entries, table_value
 from memtui.field.field import lookup_key as _folded
-from memtui.field.history import History, HistoryParts, own_status, subject_group
-from memtui.field.page import clean_ref
+from memtui.field.history import (
+    CURRENT,
+    History,
+    HistoryParts,
+    own_status,
+    subject_group,
+)
+from memtui.field.page import clean_ref, is_index_page
 
 if TYPE_CHECKING:
     from memtui.field.field import Field
@@ -55,6 +66,35 @@ class PageRefs:
     backlinks: list[tuple[str, int]]  # (target page, line) for each reference that leads to another page
     keys: frozenset[str]  # the folded names its references may look up
     edges: tuple = ()  # its supersede references, resolved (``history.page_edges``)
+
+
+@dataclass(slots=True)
+class Moved:
+    """What one ``CheckMemo.update`` found moved since the one before (paths)."""
+
+    versions: set[str]  # pages added, changed or removed
+    refs: set[str]  # pages whose references were resolved again
+    status: set[str]  # pages whose status changed (or that appeared or went)
+    replaces: set[str]  # pages whose list of replaced pages changed
+    trust: set[str]  # pages whose trust inputs changed: their version or their review record
+    since: int  # the serial of the update these are compared with (CheckMemo.serial)
+    before: dict  # the pages of the field of that update
+
+
+def _group_order(group: tuple) -> tuple[str, str]:
+    return (group[0], group[1] or "")
+
+
+@dataclass(slots=True)
+class _Graph:
+    """The supersede graph of a history (``HistoryParts.graph``), kept without the field it was made for."""
+
+    replaces: dict
+    replaced_by: dict
+    broken: list
+    self_refs: list
+    cycles: list
+    superseded_twice: dict
 
 
 def _name_forms(key: str) -> tuple[str, ...]:
@@ -84,7 +124,7 @@ class CheckMemo:
         self._refs: dict[str, PageRefs] = {}
         self._by_key: dict[str, set[str]] = {}  # folded name -> pages with a reference that may look it up
         self._local: dict[str, tuple[Any, list]] = {}
-        self.claims: dict = {}  # path -> (inputs, claims in context): claims.field_claims keeps it
+        self.claims = KeptClaims()  # path -> (inputs, claims in context): claims.keep_claims keeps it
         self.claim_findings: dict = {}  # path -> (claims in context, the findings made of them)
         self._context: tuple | None = None
         # The field's lookup tables, kept up to date entry by entry (see install_tables).
@@ -105,6 +145,9 @@ class CheckMemo:
         self._group_of: dict[str, tuple] = {}
         self._members: dict[tuple, set[str]] = {}
         self._multi: set[tuple] = set()
+        self._indexes: set[str] = set()  # the routing indexes among the pages (checks.index_pages)
+        self._regrouped: set[tuple] = set()  # groups a page joined or left since the last update
+        self._contradictions: dict[tuple, tuple] = {}  # group -> its contradiction (subject, kind, pages)
         # The backlink table (each list sorted), replaced list by list (snapshots keep theirs).
         self._backlinks: dict[str, list[tuple[str, int]]] = {}
         # Each page's trust state, for the page version and review record it was found for.
@@ -113,6 +156,14 @@ class CheckMemo:
         self.assembled: dict[str, tuple] = {}
         self.assembled_for: Any = None  # the rule settings they were adjusted with
         self.totals: dict[str, int] = {}
+        self.assembled_serial: int | None = None  # the update they were assembled after
+        self.wide: dict[str, list] = {}  # the field-wide findings of the last run, by page
+        self.contradiction_findings: dict = {}  # (subject, kind, pages) -> (their versions, findings)
+        # What the last update moved (None: everything, the first update after a reset), and
+        # what the next one compares with: the statuses, replaced pages and review records.
+        self.moved: Moved | None = None
+        self._last: tuple | None = None
+        self.serial = 0  # counts the updates: what is kept from moved sets says which it followed
 
     def _reset(self) -> None:
         self._infos.clear()
@@ -126,18 +177,26 @@ class CheckMemo:
         self._refs.clear()
         self._by_key.clear()
         self._local.clear()
-        self.claims.clear()
+        self.claims = KeptClaims()
         self.claim_findings.clear()
         self._linked.clear()
         self._own.clear()
         self._group_of.clear()
         self._members.clear()
         self._multi.clear()
+        self._regrouped.clear()
+        self._contradictions = {}
+        self._indexes.clear()
         self._backlinks = {}
         self.trusts.clear()
         self.assembled.clear()
         self.assembled_for = None
         self.totals = {}
+        self.assembled_serial = None
+        self.wide = {}
+        self.contradiction_findings = {}
+        self.moved = None
+        self._last = None
 
     def _check_context(self, field: Field) -> None:
         context = (field.reader, str(field.content_root), frozenset(field.files), _dt.date.today())
@@ -158,7 +217,7 @@ class CheckMemo:
         infos = self._infos
         touched: set[tuple[str, str]] = set()
         changed = [path for path, info in pages.items() if infos.get(path) is not info]
-        removed = [path for path in infos if path not in pages]
+        removed = list(infos.keys() - pages.keys())
         today = self._context[3].isoformat()
         for path in changed + removed:
             self._regroup(path, pages.get(path), today)
@@ -205,6 +264,7 @@ class CheckMemo:
         """Keep the page's own status and its (subject, kind) group (None: the page is gone)."""
         before = self._group_of.pop(path, None)
         if before is not None:
+            self._regrouped.add(before)
             members = self._members[before]
             members.discard(path)
             if len(members) < 2:
@@ -213,11 +273,17 @@ class CheckMemo:
                 del self._members[before]
         if info is None:
             self._own.pop(path, None)
+            self._indexes.discard(path)
             return
+        if is_index_page(info):
+            self._indexes.add(path)
+        else:
+            self._indexes.discard(path)
         self._own[path] = own_status(info, today)
         group = subject_group(info)
         if group is not None:
             self._group_of[path] = group
+            self._regrouped.add(group)
             members = self._members.setdefault(group, set())
             members.add(path)
             if len(members) > 1:
@@ -230,9 +296,12 @@ class CheckMemo:
         self.install_tables(field)
         pages = field.pages
         redo = {path for path in self._changed if path in pages}
+        versions = redo | self._removed
         for key in self._touched_names:
             redo.update(self._by_key.get(key, ()))
         moved: dict[str, None] = {}  # backlink targets whose lists change
+        linked = self._linked  # the pages with supersede references (before, then now)
+        graph_moved = any(path in linked for path in self._removed) or any(path in linked for path in redo)
         for path in self._removed:
             self._forget(path, moved)
             self._local.pop(path, None)
@@ -256,14 +325,65 @@ class CheckMemo:
         self._removed.clear()
         self._touched_names.clear()
         self.redone = len(redo)
-        linked = self._linked
+        graph_moved = graph_moved or any(path in linked for path in redo)  # (linked now)
+        last = self._last[4] if self._last is not None and not graph_moved else None
         parts = HistoryParts(
-            edges=[(path, self._refs[path].edges) for path in pages if path in linked] if linked else [],
+            edges=[(path, self._refs[path].edges) for path in pages if path in linked] if linked and last is None else [],
             own=self._own,  # copied by the history
-            groups=[(group, list(self._members[group])) for group in self._multi],
+            groups=[],  # the contradictions are given below
             today=self._context[3].isoformat(),
+            graph=last,
         )
-        field.adopt_history(History(field, parts=parts))
+        history = History(field, parts=parts)
+        field.adopt_history(history)
+        self.serial += 1
+        self.moved = self._moved(history, field.approvals, versions, redo)
+        history.contradictions = self._contradictions_now(field, history.status)
+        graph = _Graph(history.replaces, history.replaced_by, history.broken, history.self_refs, history.cycles,
+                       history.superseded_twice)
+        self._last = (history.status, history.replaces, history.replaced_by, field.approvals, graph, field.pages)
+
+    def _contradictions_now(self, field: Field, status: dict[str, str]) -> list[tuple]:
+        """``History.contradictions``, made again only for the groups a page joined or left, or
+        a page of which changed status (``self.moved``)."""
+        held = self._contradictions
+        if self.moved is None:
+            held.clear()
+            todo = set(self._multi)
+        else:
+            todo = self._regrouped
+            group_of = self._group_of
+            todo.update(group_of[path] for path in self.moved.status if path in group_of)
+        pages = field.pages
+        for group in todo:
+            members = self._members.get(group) if group in self._multi else None
+            current = sorted(path for path in members if status.get(path) == CURRENT) if members else ()
+            if len(current) > 1:
+                held[group] = (pages[current[0]].subject or group[0], group[1], current)
+            else:
+                held.pop(group, None)
+        self._regrouped = set()
+        return [held[group] for group in sorted(held, key=_group_order)]
+
+    def _moved(self, history: History, approvals: dict, versions: set[str], redo: set[str]) -> Moved | None:
+        """What moved since the last update, found from the pages that changed and the supersede
+        edges (a status changes only with the page's own version or with who replaces it)."""
+        if self._last is None:
+            return None
+        old_status, old_replaces, old_replaced_by, old_approvals, _, _ = self._last
+        replaces = history.replaces
+        moved_replaces = {path for path in old_replaces.keys() | replaces.keys()
+                          if (old_replaces.get(path) or None) != (replaces.get(path) or None)}
+        replaced_by = history.replaced_by
+        maybe = versions | {path for path in old_replaced_by.keys() | replaced_by.keys()
+                            if bool(old_replaced_by.get(path)) != bool(replaced_by.get(path))}
+        status = history.status
+        moved_status = {path for path in maybe if old_status.get(path) != status.get(path)}
+        trust = set(versions)
+        if approvals is not old_approvals and approvals != old_approvals:
+            trust.update(path for path in approvals.keys() | old_approvals.keys()
+                         if approvals.get(path) != old_approvals.get(path))
+        return Moved(versions, set(redo), moved_status, moved_replaces, trust, self.serial - 1, self._last[5])
 
     def _install_backlinks(self, field: Field, moved: dict[str, None], redone: set[str]) -> None:
         """A new table with a new list for each target whose references changed (sorted, as
@@ -295,6 +415,10 @@ class CheckMemo:
                 holders.discard(path)
                 if not holders:
                     del self._by_key[key]
+
+    def index_pages(self) -> list[str]:
+        """``checks.index_pages`` of the field of the last update."""
+        return sorted(self._indexes, key=lambda path: (path != "MEMORY.md", path))
 
     def refs(self, path: str) -> PageRefs:
         return self._refs[path]

@@ -17,10 +17,15 @@ from typing import TYPE_CHECKING, Any
 
 from memtui.field import trust as trust_mod
 from memtui.field.check_memo import CheckMemo, PageRefs, reference_keys
-from memtui.field.claims import each_page_in_context, field_claims
+from memtui.field.claims import (
+    each_page_in_context,
+    field_claims,
+    keep_claims,
+    page_claims_in_context,
+)
 from memtui.field.frontmatter import MAX_YAML_DEPTH
 from memtui.field.history import page_edges
-from memtui.field.page import KINDS, ORIGINS
+from memtui.field.page import KINDS, ORIGINS, is_index_page
 from memtui.field.rule_settings import SETTINGS_FILE, RuleSettings
 from memtui.field.rule_settings import load as load_rule_settings
 
@@ -324,7 +329,9 @@ def _names_a_file(field: Field, target: str, near: str) -> bool:
     return field.resolve_file(target, near=near) is not None
 
 
-def _history_findings(field: Field, paths: set[str] | None = None) -> list[Finding]:
+def _history_findings(field: Field, paths: set[str] | None = None, kept: tuple[dict, dict] | None = None) -> list[Finding]:
+    """The findings of the supersede history. ``kept``: (the contradiction findings of the last
+    run, by group; where this run puts them): a group of the same page versions keeps its findings."""
     history = field.history
     out: list[Finding] = []
     for ref in history.broken:
@@ -347,7 +354,18 @@ def _history_findings(field: Field, paths: set[str] | None = None) -> list[Findi
             if info.declared_status == "superseded" and not info.superseded_by:
                 line = info.key_lines.get("status")
                 out.append(_finding("superseded-no-successor", path, line, "status: superseded, but no successor named"))
+    last, now = kept if kept is not None else ({}, {})
+    pages = field.pages
     for subject, kind, group in history.contradictions:
+        if paths is None:
+            key = (subject, kind, tuple(group))
+            versions = tuple(pages[path] for path in group)
+            held = last.get(key)
+            if held is not None and all(a is b for a, b in zip(held[0], versions)):
+                out.extend(held[1])
+                now[key] = held
+                continue
+            start = len(out)
         for path in group:
             if paths is None or path in paths:
                 others = ", ".join(p for p in group if p != path)
@@ -359,6 +377,8 @@ def _history_findings(field: Field, paths: set[str] | None = None) -> list[Findi
                         f"also current for subject {subject!r} (kind {kind or 'none'}): {others}",
                     )
                 )
+        if paths is None:
+            now[key] = (versions, out[start:])
     return out
 
 
@@ -373,8 +393,7 @@ def is_template(target: str) -> bool:
 def index_pages(field: Field) -> list[str]:
     """The routing indexes of a field: ``MEMORY.md`` at the top, and any page a dialect reads as an index."""
     found = ["MEMORY.md"] if "MEMORY.md" in field.pages else []
-    found.extend(p for p, info in field.pages.items() if info.norm.get("role") == "index" and p != "MEMORY.md"
-                 and p.rsplit("/", 1)[-1] == "MEMORY.md")
+    found.extend(p for p, info in field.pages.items() if p != "MEMORY.md" and is_index_page(info))
     return found
 
 
@@ -411,6 +430,8 @@ def _memory_findings(field: Field, index: str = "MEMORY.md") -> list[Finding]:
 def claim_findings(field: Field, paths: set[str] | None = None, memo: CheckMemo | None = None) -> list[Finding]:
     """Tags that rose without evidence, and current [stated] claims that cite nothing (memtui's format)."""
     if memo is None:
+        if paths is not None and len(paths) == 1:
+            return _claim_findings(field, page_claims_in_context(field, next(iter(paths))), None)
         return _claim_findings(field, field_claims(field), paths)
     return [finding for found in claim_findings_per_page(field, memo).values() for finding in found]
 
@@ -421,18 +442,34 @@ _NONE: tuple = ()  # the claim findings of a page without claims (one object: co
 def claim_findings_per_page(field: Field, memo: CheckMemo) -> dict[str, list[Finding]]:
     """The claim findings of each page with claims. The list of a page whose claims did not
     change in context is the same object as last time."""
-    field_claims(field, per_page=memo.claims)  # puts each page's claims in context, in memo.claims
-    out: dict[str, list[Finding]] = {}
+    _keep_claim_findings(field, memo)
+    return {path: found[1] for path, found in memo.claim_findings.items()}
+
+
+def _keep_claim_findings(field: Field, memo: CheckMemo) -> set[str]:
+    """Put the claims in context (``claims.keep_claims``, in ``memo.claims``) and bring
+    ``memo.claim_findings`` (path -> (claims in context, their findings), for each page with
+    claims) up to date. Returns the pages whose entry changed or went."""
+    kept = memo.claims
+    redone = keep_claims(field, kept, memo.moved, memo.serial)
     held = memo.claim_findings
-    for path, (_, claims) in memo.claims.items():
+    changed: set[str] = set()
+    for path in (kept if redone is None else redone):
+        entry = kept.get(path)
+        claims = entry[1] if entry is not None else None
+        found = held.get(path)
         if claims:
-            found = held.get(path)
             if found is None or found[0] is not claims:
-                found = held[path] = (claims, _claim_findings(field, claims, None))
-            out[path] = found[1]
-    for gone in [path for path in held if path not in out]:
-        del held[gone]
-    return out
+                held[path] = (claims, _claim_findings(field, claims, None))
+                changed.add(path)
+        elif found is not None:
+            del held[path]
+            changed.add(path)
+    if redone is None:
+        for gone in [path for path in held if path not in kept]:
+            del held[gone]
+            changed.add(gone)
+    return changed
 
 
 def _claim_findings(field: Field, claims, paths: set[str] | None) -> list[Finding]:
@@ -498,14 +535,16 @@ def check_field(
     each_page_in_context(field, lambda claims: put(_claim_findings(field, claims, None)))
 
 
-def _wide_findings(field: Field, settings: RuleSettings) -> Iterable[Finding]:
-    """The findings of the field as a whole (its scan, history, routing indexes, dialect, settings)."""
+def _wide_findings(field: Field, settings: RuleSettings, kept: tuple[dict, dict] | None = None,
+                   indexes: list[str] | None = None) -> Iterable[Finding]:
+    """The findings of the field as a whole (its scan, history, routing indexes, dialect, settings).
+    ``kept``: see ``_history_findings``; ``indexes``: the field's ``index_pages``, when known."""
     for problem in field.scan_problems:
         yield _finding(problem.rule, problem.path, None, problem.message)
     for path in field.vanished:
         yield _finding("page-vanished", path, None, "deleted while being read; skipped")
-    yield from _history_findings(field)
-    for index in index_pages(field):
+    yield from _history_findings(field, kept=kept)
+    for index in index_pages(field) if indexes is None else indexes:
         yield from _memory_findings(field, index)
     yield from field.reader.checks(field)
     for problem in settings.problems:
@@ -525,6 +564,7 @@ class FieldFindings:
     by_severity: dict[str, int]
     by_rule: dict[str, int]
     changed: set[str]
+    since_last: bool = False  # ``changed`` is every page whose findings differ from the memo's last run
 
     def sorted(self) -> list[Finding]:
         """All of them in ``run_checks``'s order."""
@@ -537,20 +577,29 @@ def field_findings(field: Field, memo: CheckMemo, settings: RuleSettings | None 
     """The field's findings, made again only where a change since the memo's last run can have
     moved them: each page's list is kept while its own findings, its references' findings, its
     claims' findings and the field-wide findings about it are the same objects (or values).
+    After the memo's first run only the pages the change reached are looked at (``memo.moved``).
     ``between`` is called between the steps (the app lets its search index write there)."""
     between = between or _nothing
     settings = settings if settings is not None else rule_settings(field)
     memo.update(field, page_references)  # (starts afresh when the day, the dialect or the files changed)
     between()
-    if memo.assembled_for != settings or not memo.totals:
+    moved = memo.moved
+    if (memo.assembled_for != settings or not memo.totals or moved is None
+            or memo.assembled_serial != moved.since):
         memo.assembled.clear()
         memo.assembled_for = settings
         memo.totals = {"by_path": {}, "severity": Counter(), "rule": Counter()}
+        memo.wide = {}
+        moved = None
+    memo.assembled_serial = memo.serial
     wide: dict[str, list[Finding]] = {}
-    for finding in _wide_findings(field, settings):
+    groups: dict = {}
+    for finding in _wide_findings(field, settings, (memo.contradiction_findings, groups), memo.index_pages()):
         wide.setdefault(finding.path, []).append(finding)
+    memo.contradiction_findings = groups
     between()
-    claims = claim_findings_per_page(field, memo)
+    claimed_moved = _keep_claim_findings(field, memo)
+    claims = memo.claim_findings
     between()
     held = memo.assembled
     totals = memo.totals
@@ -563,6 +612,7 @@ def field_findings(field: Field, memo: CheckMemo, settings: RuleSettings | None 
     refs = memo.refs
     pages = field.pages
     none = _NONE
+    last_wide = memo.wide
 
     def put(path: str, parts: tuple) -> None:
         entry = held.get(path)
@@ -582,27 +632,43 @@ def field_findings(field: Field, memo: CheckMemo, settings: RuleSettings | None 
         if found or (entry is not None and entry[-1]):
             changed.add(path)
 
-    for path, info in pages.items():
-        own = local(info, check_page_local)
-        linked = refs(path).findings
-        claimed = claims.get(path, none)
-        extra = wide.get(path, none)
+    def visit(path: str) -> None:
+        info = pages.get(path)
         entry = held.get(path)
-        if (entry is None or entry[0] is not own or entry[1] is not linked or entry[2] is not claimed
-                or entry[3] != extra):
-            put(path, (own, linked, claimed, extra))
-    for path, extra in wide.items():
-        if path not in pages:
-            entry = held.get(path)
+        extra = wide.get(path, none)
+        if info is not None:
+            own = local(info, check_page_local)
+            linked = refs(path).findings
+            claimed = claims.get(path)
+            claimed = claimed[1] if claimed is not None else none
+            if (entry is None or entry[0] is not own or entry[1] is not linked or entry[2] is not claimed
+                    or entry[3] != extra):
+                put(path, (own, linked, claimed, extra))
+        elif extra is not none:
             if entry is None or entry[3] != extra:
                 put(path, (none, none, none, extra))
-    for path in [p for p in held if p not in pages and p not in wide]:
-        put(path, (none, none, none, none))
-        del held[path]
+        elif entry is not None:
+            put(path, (none, none, none, none))
+            del held[path]
+
+    if moved is None:
+        for path in pages:
+            visit(path)
+        for path in wide:
+            if path not in pages:
+                visit(path)
+        for path in [p for p in held if p not in pages and p not in wide]:
+            visit(path)
+    else:
+        reach = moved.versions | moved.refs | claimed_moved
+        reach.update(path for path in wide.keys() | last_wide.keys() if wide.get(path) != last_wide.get(path))
+        for path in reach:
+            visit(path)
+    memo.wide = wide
     by_severity = +by_severity  # no zero counts
     by_rule = +by_rule
     memo.totals = {"by_path": by_path, "severity": by_severity, "rule": by_rule}
-    return FieldFindings(by_path, dict(by_severity), dict(by_rule), changed)
+    return FieldFindings(by_path, dict(by_severity), dict(by_rule), changed, moved is not None)
 
 
 def page_findings(field: Field, info: PageInfo) -> list[Finding]:

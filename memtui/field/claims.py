@@ -13,7 +13,9 @@ revision. Strength: suggested < inferred < observed < stated.
 
 ``page_claims`` reads one page version (cached by content hash: a page is read
 for its claims once); ``field_claims`` puts every page's claims in the field's
-context (history status, trust, promotions). Both never raise for a bad page.
+context (history status, trust, promotions); ``keep_claims`` does it page by page
+for the app's analyses, again only where a change can have reached (``CheckMemo``).
+They never raise for a bad page.
 """
 
 from __future__ import annotations
@@ -337,21 +339,25 @@ def _sources_of(claim: LineClaim, citation_sources: list[str]) -> list[str]:
     return found
 
 
-def field_claims(field, *, git: bool = True, per_page: dict | None = None) -> list[Claim]:
+def field_claims(field, *, git: bool = True) -> list[Claim]:
     """Every claim of the field, with its page's status and trust, and its promotion (if any).
 
     Computed once per field generation (checks, the page view and the claims screen
-    share it); callers must not change the claims returned. ``per_page``: a dict kept
-    by the caller between generations of one field (``CheckMemo.claims``): a page's
-    claims are put in context again only when the page, a page it replaced, its
-    previous git revision, its status or its trust changed.
+    share it); callers must not change the claims returned. A field analysed with a
+    ``CheckMemo`` (``keep_claims``) holds its claims page by page: the list is made from
+    them when first asked.
     """
-    key = (getattr(field, "generation", None), len(field.pages), git, id(getattr(field, "approvals", None)), len(getattr(field, "approvals", None) or ()))
+    key = _claims_key(field, git)
     memo = getattr(field, "_claims_memo", None)
-    if memo is not None and memo[0] == key and per_page is None:  # per_page is brought up to date
+    if memo is not None and memo[0] == key:
         return memo[1]
-    with no_cycle_collection():
-        out = _field_claims(field, git=git, per_page=per_page)
+    parts = getattr(field, "_claims_parts", None)
+    if parts is not None and parts[0] == key:
+        held = parts[1]
+        out = [claim for path in field.pages for claim in (held.get(path, _NO_ENTRY)[1] or ())]
+    else:
+        with no_cycle_collection():
+            out = _field_claims(field, git=git)
     try:
         field._claims_memo = (key, out)
     except AttributeError:
@@ -359,17 +365,61 @@ def field_claims(field, *, git: bool = True, per_page: dict | None = None) -> li
     return out
 
 
+_NO_ENTRY = ((), None)
+
+
+def page_claims_in_context(field, path: str, *, git: bool = True) -> list[Claim]:
+    """One page's claims in context: from what ``keep_claims`` held for the field when it ran,
+    else from ``field_claims``."""
+    parts = getattr(field, "_claims_parts", None)
+    if parts is not None and parts[0] == _claims_key(field, git):
+        return list(parts[1].get(path, _NO_ENTRY)[1] or ())
+    return [claim for claim in field_claims(field, git=git) if claim.path == path]
+
+
+def _claims_key(field, git: bool) -> tuple:
+    approvals = getattr(field, "approvals", None)
+    return (getattr(field, "generation", None), len(field.pages), git, id(approvals), len(approvals or ()))
+
+
+class KeptClaims(dict):
+    """Each page's claims in context, kept between the analyses of one field (``CheckMemo.claims``):
+    path -> (inputs, claims in context), or (page version,) and None for a page without claims;
+    ``head``: the git commit the previous revisions were read from."""
+
+    head: str | None = None
+    serial: int | None = None  # the CheckMemo update they follow
+
+
+def keep_claims(field, per_page: KeptClaims, moved=None, serial: int | None = None, *,
+                git: bool = True) -> set[str] | None:
+    """Put the field's claims in context in ``per_page``, again only where it can have changed:
+    a page is put in context again when its version, a page it replaced, its previous git
+    revision, its status or its trust changed. ``moved`` (``CheckMemo.moved``, of update
+    ``serial``) says which pages those can be when ``per_page`` followed the update before;
+    else every page is compared. The field then answers ``field_claims``
+    from ``per_page`` as it is now. Returns the pages whose claims were put in context again or
+    went (None: any may have)."""
+    cache_dir = getattr(field, "cache_dir", None)
+    CACHE.load(cache_dir)
+    with no_cycle_collection():
+        if moved is not None and (per_page.serial is None or moved.since != per_page.serial):
+            moved = None  # the pages kept are from an older update than the one moved compares with
+        per_page.serial = serial
+        redone = _kept_claims(field, git, per_page, moved)
+    _save_when_due(cache_dir, field.pages, moved.versions if moved is not None else None)
+    with contextlib.suppress(AttributeError):
+        field._claims_parts = (_claims_key(field, git), dict(per_page))
+    return redone
+
+
 SAVE_AFTER_S = 60.0  # while pages change, the cache file is written again at most this often ...
 SAVE_SHARE = 0.05  # ... unless this share of the page versions is not in it
 
 
-def _field_claims(field, *, git: bool, per_page: dict | None = None) -> list[Claim]:
+def _field_claims(field, *, git: bool) -> list[Claim]:
     cache_dir = getattr(field, "cache_dir", None)
     CACHE.load(cache_dir)
-    if per_page is not None:
-        out = _kept_claims(field, git, per_page)
-        _save_when_due(cache_dir, field.pages)
-        return out
     history = field.history
     pages = field.pages
     lines: dict[str, list[LineClaim]] = {path: page_claims(field, path) for path in pages}
@@ -400,34 +450,58 @@ class _Lines:
         return found
 
 
-def _kept_claims(field, git: bool, per_page: dict) -> list[Claim]:
-    """``_field_claims`` from what ``per_page`` kept of the last pass: path -> (inputs, claims in
-    context), or (page version, None) for a page without claims. A page is put in context again
-    only when its version, a page it replaced, its previous git revision, its status or its trust
-    changed; a page whose version did not change is not read again."""
+def _kept_claims(field, git: bool, per_page: KeptClaims, moved) -> set[str] | None:
+    """``keep_claims``'s pass: only over the pages ``moved`` can have reached, or every page."""
     pages = field.pages
     history = field.history
+    head = _git_head(field) if git else None
+    if head != per_page.head:
+        moved = None  # every page's previous revision may be another one
+        per_page.head = head
+    if moved is None:
+        for gone in [path for path in per_page if path not in pages]:
+            del per_page[gone]
+        visit: Iterable[str] = pages
+        redone = None
+    else:
+        for gone in moved.versions:
+            if gone not in pages:
+                per_page.pop(gone, None)
+        # A page is put in context with the claims of the pages it (transitively) replaced.
+        seeds = moved.versions | moved.replaces
+        reach = set(seeds)
+        todo = list(seeds)
+        replaced_by = history.replaced_by
+        while todo:
+            for newer in replaced_by.get(todo.pop(), ()):
+                if newer not in reach:
+                    reach.add(newer)
+                    todo.append(newer)
+        reach |= moved.status
+        reach |= moved.trust
+        visit = [path for path in reach if path in pages]
+        redone = {path for path in moved.versions if path not in pages}
     status_of = history.status
     replaces = history.replaces
-    for gone in [path for path in per_page if path not in pages]:
-        del per_page[gone]
     read: dict[str, list[LineClaim]] = {}
     with_claims: list[str] = []
-    for path, info in pages.items():
+    for path in visit:
+        info = pages[path]
         held = per_page.get(path)
         if held is None or held[0][0] is not info:
             claims = read[path] = page_claims(field, path)
             if not claims:
+                if held is not None and held[1] is not None and redone is not None:
+                    redone.add(path)
                 per_page[path] = ((info,), None)
                 continue
             per_page.pop(path, None)
         elif held[1] is None:
             continue
         with_claims.append(path)
-    previous = _previous_revisions(field, with_claims) if git else {}
+    previous = _previous_revisions(field, with_claims, head) if head is not None else {}
     lines = _Lines(field, read)
     trust_of = field.trust
-    out: list[Claim] = []
     for path in with_claims:
         held = per_page.get(path)
         status = status_of.get(path, "current")
@@ -439,14 +513,14 @@ def _kept_claims(field, git: bool, per_page: dict) -> list[Claim]:
                     and (not replaces.get(path) and not inputs[1]
                          or _same_inputs(inputs, (inputs[0], _versions(pages, _predecessors(history, path)),
                                                   status, trust, before)))):
-                out.extend(held[1])
                 continue
         info = pages[path]
         older = _predecessors(history, path)
         mine = _page_in_context(path, lines.get(path, []), info, older, lines, pages, before or [], status, trust)
         per_page[path] = ((info, _versions(pages, older), status, trust, before), mine)
-        out.extend(mine)
-    return out
+        if redone is not None:
+            redone.add(path)
+    return redone
 
 
 def _versions(pages: dict, paths: list[str]) -> tuple:
@@ -587,20 +661,32 @@ def _page_in_context(path, claims, info, older, lines, pages, before, status, tr
 
 
 _LAST_SAVE: dict[str, float] = {}  # cache folder -> when its claims file was last written
+# cache folder -> (the versions its file held, how many of the field's were missing from it then)
+_MISSING: dict[str, tuple[frozenset[str], int]] = {}
 
 
-def _save_when_due(cache_dir, pages) -> None:
+def _save_when_due(cache_dir, pages, changed: Iterable[str] | None = None) -> None:
     """Write the claims cache file when many page versions are missing from it, or a while
-    after the last write (200,000 claims are 0.6 s of JSON: not after every change)."""
+    after the last write (200,000 claims are 0.6 s of JSON: not after every change).
+    ``changed``: the pages added or changed since the last call, when known: the count of
+    missing versions is then brought up to date from them (it may count a version twice:
+    the file is then written a little sooner), not from every page."""
     if cache_dir is None:
         return
+    key = str(cache_dir)
     held = CACHE.on_disk(cache_dir)
     if held is not None:
-        missing = sum(1 for info in pages.values() if info.sha256 not in held)
-        if missing <= SAVE_SHARE * len(pages) and time.monotonic() - _LAST_SAVE.get(str(cache_dir), 0.0) < SAVE_AFTER_S:
+        counted = _MISSING.get(key)
+        if changed is not None and counted is not None and counted[0] is held:
+            missing = counted[1] + sum(1 for path in changed if path in pages and pages[path].sha256 not in held)
+        else:
+            missing = sum(1 for info in pages.values() if info.sha256 not in held)
+        _MISSING[key] = (held, missing)
+        if missing <= SAVE_SHARE * len(pages) and time.monotonic() - _LAST_SAVE.get(key, 0.0) < SAVE_AFTER_S:
             return
     CACHE.save(cache_dir, (info.sha256 for info in pages.values()))
-    _LAST_SAVE[str(cache_dir)] = time.monotonic()
+    _MISSING.pop(key, None)
+    _LAST_SAVE[key] = time.monotonic()
 
 
 def _predecessors(history, path: str) -> list[str]:
@@ -620,27 +706,36 @@ def _predecessors(history, path: str) -> list[str]:
 _GIT_MEMO: dict[tuple[str, str], dict[str, tuple[str, list[LineClaim]]]] = {}
 
 
-def _previous_revisions(field, with_claims: Iterable[str]) -> dict[str, list[LineClaim]]:
+def _git_head(field) -> str | None:
+    """The HEAD commit of a git field (None: not a git field, no commit yet, or git failed)."""
+    try:
+        if not gitrepo.is_field_repo(field.root):
+            return None
+        return gitrepo.head(field.root)
+    except gitrepo.GitError:
+        return None
+
+
+def _previous_revisions(field, with_claims: Iterable[str], head: str | None = None) -> dict[str, list[LineClaim]]:
     """For a git field: the claims of each page of ``with_claims`` in its previous revision (the one
-    before the version on disk).
+    before the version on disk). ``head``: the field's HEAD commit, when the caller asked already.
 
     Remembered per HEAD commit and page version, so only pages that changed are asked of git again.
     """
     pages = field.pages
+    if head is None:
+        head = _git_head(field)
+        if head is None:
+            return {}
     wanted = {path: pages[path].sha256 for path in with_claims if path in pages}
     if not wanted:
         return {}
-    try:
-        if not gitrepo.is_field_repo(field.root):
-            return {}
-        head = gitrepo.head(field.root)
-        if head is None:
-            return {}
+    memo = _GIT_MEMO.setdefault((os.fspath(field.root), head), {})
+    if len(_GIT_MEMO) > 8:
+        _GIT_MEMO.clear()
         memo = _GIT_MEMO.setdefault((os.fspath(field.root), head), {})
-        if len(_GIT_MEMO) > 8:
-            _GIT_MEMO.clear()
-            memo = _GIT_MEMO.setdefault((os.fspath(field.root), head), {})
-        ask = {path: sha for path, sha in wanted.items() if memo.get(path, ("",))[0] != sha}
+    ask = {path: sha for path, sha in wanted.items() if memo.get(path, ("",))[0] != sha}
+    try:
         blobs = gitrepo.previous_blobs(field.root, ask) if ask else {}
     except gitrepo.GitError:
         return {}

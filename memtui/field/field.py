@@ -377,6 +377,7 @@ class Field:
         self._lookup: dict[str, dict] | None = None
         self._history = None
         self._claims_memo = None  # field_claims of this generation (memtui.field.claims)
+        self._claims_parts = None  # each page's claims in context, when a CheckMemo kept them (claims.keep_claims)
         self._backlinks: dict[str, list[tuple[str, int]]] | None = None
         self._trusts: dict[str, tuple] | None = None
         self._read_at_ns: dict[str, int] = {}  # when each page was last read from disk
@@ -599,6 +600,7 @@ class Field:
         self._history = None
         self._backlinks = None
         self._claims_memo = None
+        self._claims_parts = None  # each page's claims in context, when a CheckMemo kept them (claims.keep_claims)
 
     def _invalidate(self) -> None:
         self.generation += 1
@@ -606,6 +608,7 @@ class Field:
         self._history = None
         self._backlinks = None
         self._claims_memo = None
+        self._claims_parts = None  # each page's claims in context, when a CheckMemo kept them (claims.keep_claims)
 
     # ------------------------------------------------------------------ lookups
     def __len__(self) -> int:

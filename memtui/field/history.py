@@ -185,6 +185,8 @@ class HistoryParts:
     own: dict[str, str]
     groups: list[tuple[tuple[str, str | None], set[str]]]
     today: str
+    graph: Any = None  # the graph of the last history (its attributes of these names), when no supersede reference changed since:
+    # its graph (edges, broken references, cycles) is shared, not made again from ``edges``
 
 
 class History:
@@ -196,13 +198,19 @@ class History:
         self.broken: list[BrokenRef] = []
         self.self_refs: list[str] = []
         self._groups = parts.groups if parts is not None else None
-        if parts is None:
-            self._build()
+        graph = parts.graph if parts is not None else None
+        if graph is not None:
+            self.replaces, self.replaced_by = graph.replaces, graph.replaced_by
+            self.broken, self.self_refs = graph.broken, graph.self_refs
+            self.cycles, self.superseded_twice = graph.cycles, graph.superseded_twice
         else:
-            for path, edges in parts.edges:
-                self._add_edges(path, edges)
-        self.cycles = self._find_cycles()
-        self.superseded_twice = {old: new for old, new in self.replaced_by.items() if len(set(new)) > 1}
+            if parts is None:
+                self._build()
+            else:
+                for path, edges in parts.edges:
+                    self._add_edges(path, edges)
+            self.cycles = self._find_cycles()
+            self.superseded_twice = {old: new for old, new in self.replaced_by.items() if len(set(new)) > 1}
         if parts is None:
             self.status = {path: self._status(info) for path, info in field_.pages.items()}
         else:

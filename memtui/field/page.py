@@ -347,6 +347,12 @@ class PageInfo:
 _FIELD_NAMES: tuple[str, ...] = PageInfo.__slots__  # type: ignore[attr-defined]
 
 
+def is_index_page(info: PageInfo) -> bool:
+    """A routing index: ``MEMORY.md`` at the top, or a ``MEMORY.md`` a dialect reads as an index."""
+    path = info.path
+    return path == "MEMORY.md" or (info.norm.get("role") == "index" and path.rsplit("/", 1)[-1] == "MEMORY.md")
+
+
 def decode(data: bytes) -> tuple[str, Problem | None]:
     """Decode page bytes; invalid UTF-8 is kept (surrogateescape) and reported."""
     try:

@@ -8,6 +8,7 @@ worker thread; the app then hands the resulting ``Analysis`` down to screens.
 from __future__ import annotations
 
 import datetime as _dt
+import itertools
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -246,15 +247,22 @@ def analyse(field_: Field, memo: CheckMemo | None = None, previous: Analysis | N
     else:
         old_pages = previous.field.pages
         old_rows = previous.rows
-        changed = {path for path, info in pages.items() if old_pages.get(path) is not info}
-        removed = [path for path in old_pages if path not in pages]
-        old_status, old_found = previous.status, previous.by_path
-        again = set(changed)
-        again.update(path for path, state in status.items() if old_status.get(path) != state)
-        again.update(path for path in by_path.keys() | old_found.keys() if by_path.get(path) is not old_found.get(path))
+        moved = memo.moved
+        if moved is not None and moved.before is old_pages and found.since_last:
+            # The memo's last update was of the previous analysis's field: what it found moved.
+            changed = {path for path in moved.versions if path in pages}
+            removed = [path for path in moved.versions if path not in pages and path in old_pages]
+            again = changed | moved.status | found.changed
+        else:
+            changed = {path for path, info in pages.items() if old_pages.get(path) is not info}
+            removed = [path for path in old_pages if path not in pages]
+            old_status, old_found = previous.status, previous.by_path
+            again = set(changed)
+            again.update(path for path, state in status.items() if old_status.get(path) != state)
+            again.update(path for path in by_path.keys() | old_found.keys() if by_path.get(path) is not old_found.get(path))
         again.update(_differing(field_.approvals, previous.field.approvals))
         again.update(_differing(proposal_pages, previous.proposal_pages))
-        again.difference_update(removed)
+        again = {path for path in again if path in pages}
         counts = Counter(previous.counts)
         tag_totals = Counter(previous.tag_totals)
         per_day = Counter(previous.day_counts)
@@ -262,7 +270,11 @@ def analyse(field_: Field, memo: CheckMemo | None = None, previous: Analysis | N
         for path in removed:
             _count(counts, rows.pop(path), -1)
             _tally(tag_totals, per_day, old_pages[path], -1)
-        for path in again:
+        # New pages are usually the last of the field's: put their rows in that order.
+        added = {path for path in changed if path not in old_pages}
+        tail = list(itertools.islice(reversed(pages), len(added)))[::-1] if added else []
+        for path in itertools.chain((path for path in again if path not in added),
+                                    tail if set(tail) == added else added):
             info = pages[path]
             before = old_rows.get(path)
             row = _row(field_, memo, info, status, by_path, proposal_pages, before if path not in changed else None)
@@ -275,7 +287,8 @@ def analyse(field_: Field, memo: CheckMemo | None = None, previous: Analysis | N
                 if path in old_pages:
                     _tally(tag_totals, per_day, old_pages[path], -1)
                 _tally(tag_totals, per_day, info, 1)
-        rows = {path: rows[path] for path in pages}  # the field's order
+        if list(rows) != list(pages):
+            rows = {path: rows[path] for path in pages}  # the field's order
         counts, tag_totals, per_day = +counts, +tag_totals, +per_day
     counts["pages"] = len(rows)
     by_severity = found.by_severity
