@@ -35,6 +35,26 @@ from pathlib import Path  # noqa: E402
 TIMEOUT = 600.0  # seconds (at 100,000 pages the first analysis alone takes about a minute)
 
 
+async def _settled(app, *, quiet: float = 1.0, limit: float = 120.0) -> float:
+    """Wait until the index has written nothing for ``quiet`` seconds and no analysis is due
+    (at most ``limit``): what the app does after opening (pages changed while it was closed,
+    such as an earlier run's, are committed and checked) is not counted as the agent's.
+    Returns the seconds waited."""
+    started = time.perf_counter()
+    calm_since = None
+    while time.perf_counter() - started < limit:
+        busy = (app.index is not None and app.index.writing()) or app._analysis_pending or app._analysis_timer
+        now = time.perf_counter()
+        if busy:
+            calm_since = None
+        elif calm_since is None:
+            calm_since = now
+        elif now - calm_since >= quiet:
+            break
+        await asyncio.sleep(0.05)
+    return round(time.perf_counter() - started, 2)
+
+
 async def _storm(field: Path, *, rate: int, seconds: float, expected: int) -> dict:
     """With the app open and current, an agent writes ``rate`` new pages a second for
     ``seconds`` (through the real watcher) while keys are pressed every 50 ms: key latency,
@@ -73,7 +93,7 @@ async def _storm(field: Path, *, rate: int, seconds: float, expected: int) -> di
         await app.ready.wait()
         await app.index_ready.wait()
         table = app.screen.query_one(PageTable)
-        await asyncio.sleep(1.0)
+        result["settle_s"] = await _settled(app)
         latencies: list[float] = []
         lags: list[float] = []
         checked: set[str] = set()
@@ -147,7 +167,7 @@ async def _trickle(field: Path, *, changes: int, pause: float) -> dict:
     async with app.run_test(size=(120, 40)):
         await app.ready.wait()
         await app.index_ready.wait()
-        await asyncio.sleep(2.0)
+        settle_s = await _settled(app)
         existing = sorted(path for path in app.field.pages if path.startswith("notes/") or "/" in path)
         loop = asyncio.get_running_loop()
         for number in range(changes):
@@ -174,7 +194,7 @@ async def _trickle(field: Path, *, changes: int, pause: float) -> dict:
                 await asyncio.sleep(0.005)
             await asyncio.sleep(pause)
     return {"new_lags_s": [round(v, 4) for v in new_lags], "rewrite_lags_s": [round(v, 4) for v in rewrite_lags],
-            "missed": missed}
+            "missed": missed, "settle_s": settle_s}
 
 
 async def _measure(field: Path, *, use_index: bool, keys: int, expected: int) -> dict:

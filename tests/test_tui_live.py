@@ -95,7 +95,7 @@ async def test_the_status_line_and_tabs_repaint_without_laying_out_the_screen(sa
     renders of a write storm): unchanged, nothing is redrawn; changed, only they repaint."""
     from textual.widgets import Static, Tab
 
-    from memtui.tui.screens.browse import _filter_counts
+    from memtui.tui.page_list import filter_counts
     from memtui.tui.widgets.status_bar import StatusBar
 
     app = make_app(sample_field)
@@ -115,7 +115,7 @@ async def test_the_status_line_and_tabs_repaint_without_laying_out_the_screen(sa
         shown = rendered_text(app.screen.query_one("#status-text", Static))
         for _ in range(3):
             bar.refresh_status()
-            app.screen._set_tab_labels(_filter_counts(app.screen.rows))
+            app.screen._set_tab_labels(filter_counts(app.screen.rows))
         await pilot.pause()
         assert layouts == []
         app.field.readonly = True  # the line changes: it repaints, still without a layout

@@ -38,3 +38,47 @@ def test_a_damaged_row_cache_only_means_placeholders(tmp_path: Path) -> None:
         (tmp_path / ROW_CACHE).write_bytes(content)
         rows = load_rows(tmp_path, entries)
         assert rows["a.md"].trust == PENDING
+
+
+def test_a_second_write_reencodes_only_what_changed_and_reads_back_the_same(tmp_path: Path) -> None:
+    """The writer keeps each row's bytes: a kept row (the same object, the same size and time)
+    is not encoded again, a changed row or a page rewritten on disk is, and a page gone is gone."""
+    import dataclasses
+    import json
+
+    from memtui.tui.model import PageRow, make_cells
+    from memtui.tui.row_cache import RowCacheWriter
+
+    def make_row(path: str, title: str) -> PageRow:
+        return make_cells(PageRow(path, title, "note", "", "", "reviewed", "current", 0, 1, 0))
+
+    root = tmp_path / "f"
+    root.mkdir()
+    for name in ("a", "b", "c", "d"):
+        (root / f"{name}.md").write_text(f"# {name} \"quoted\" \\ é\n")
+    entries, _ = scan(root)
+    pages = {entry.path: entry for entry in entries}
+    rows = {path: make_row(path, f"Title {path}") for path in pages}
+    writer = RowCacheWriter()
+    cache = tmp_path / "cache"
+    cache.mkdir()
+    writer.save(cache, rows, pages)
+    first = (cache / ROW_CACHE).read_bytes()
+    kept_part, untouched = writer._parts["a.md"][3], writer._parts["d.md"][3]
+    rows["b.md"] = dataclasses.replace(rows["b.md"], title='Now "b" \\ ü')
+    (root / "c.md").write_text("# c, longer now\n")
+    del rows["a.md"]
+    rows["a.md"] = make_row("a.md", "Title a.md")
+    entries, _ = scan(root)
+    pages = {entry.path: entry for entry in entries}
+    writer.save(cache, rows, pages)
+    second = (cache / ROW_CACHE).read_bytes()
+    assert second != first and writer._parts["a.md"][3] == kept_part  # a new object, equal bytes
+    assert writer._parts["d.md"][3] is untouched  # kept, not encoded again
+    body = json.loads(second.partition(b"\n")[2])
+    assert body["b.md"][2] == 'Now "b" \\ ü' and body["c.md"][:2] == [pages["c.md"].size, pages["c.md"].mtime_ns]
+    loaded = load_rows(cache, entries)
+    assert {path: row.title for path, row in loaded.items()} == {path: rows[path].title for path in pages}
+    rows.pop("c.md")
+    writer.save(cache, rows, pages)
+    assert load_rows(cache, entries)["c.md"].trust == PENDING and "c.md" not in writer._parts

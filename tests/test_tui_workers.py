@@ -43,7 +43,7 @@ async def test_refills_asked_for_faster_than_they_finish_never_run_side_by_side(
     import time
 
     from memtui.tui.events import FieldEvent
-    from memtui.tui.widgets.page_table import PageTable
+    from memtui.tui.screens import browse
     from tests.conftest import SAMPLE_FIELD
     from tests.helpers_tui import SIZE, make_app, wait_ready
 
@@ -51,9 +51,9 @@ async def test_refills_asked_for_faster_than_they_finish_never_run_side_by_side(
     shutil.copytree(SAMPLE_FIELD, root)
     running, most, calls = [0], [0], [0]
     lock = threading.Lock()
-    real = PageTable.prepare_rows
+    real = browse.fill_list
 
-    def slow_prepare(self, rows):
+    def slow_fill(*args):
         with lock:
             running[0] += 1
             most[0] = max(most[0], running[0])
@@ -61,12 +61,12 @@ async def test_refills_asked_for_faster_than_they_finish_never_run_side_by_side(
             seconds = min(0.6, 0.02 * 3 ** calls[0])  # each slower than the last: the machine is busier
         try:
             time.sleep(seconds)
-            return real(self, rows)
+            return real(*args)
         finally:
             with lock:
                 running[0] -= 1
 
-    monkeypatch.setattr(PageTable, "prepare_rows", slow_prepare)
+    monkeypatch.setattr(browse, "fill_list", slow_fill)
     app = make_app(root)
     async with app.run_test(size=SIZE) as pilot:
         await wait_ready(app, pilot)
@@ -99,6 +99,29 @@ def test_latest_only_runs_one_at_a_time_and_then_only_the_newest_request() -> No
     assert started == ["a"] and not runs.running and len(later) == 1  # started later, not inside finished()
     later.pop()()
     assert started == ["a", "c"] and runs.running
+    runs.finished()
+    assert later == [] and not runs.running
+
+
+def test_latest_only_with_hold_counts_its_pause_as_running() -> None:
+    """A paced worker (the row cache: a pause after each write): requests during the pause wait
+    and only the newest runs when the pause ends; nothing starts beside it."""
+    from memtui.tui.latest_only import LatestOnly
+
+    started: list[str] = []
+    later: list = []
+    runs = LatestOnly(started.append, later.append, hold=True)
+    runs.request("a")
+    runs.finished()
+    assert later == [] and not runs.running and runs.last_seconds >= 0  # nothing waited: no pause
+    runs.request("b")
+    runs.request("c")
+    runs.finished()
+    assert started == ["a", "b"] and runs.running and len(later) == 1  # the pause holds it
+    runs.request("d")  # during the pause: replaces c, starts nothing
+    assert started == ["a", "b"]
+    later.pop()()
+    assert started == ["a", "b", "d"] and runs.running
     runs.finished()
     assert later == [] and not runs.running
 

@@ -56,6 +56,8 @@ ANALYSIS_PAUSE_MIN = 0.0  # after an analysis, before the next one: as long as i
 ANALYSIS_PAUSE_MAX = 5.0
 ANALYSIS_PAUSE_FACTOR = 2.0
 INDEX_FIRST_S = 0.3  # how long an analysis may wait in all for the search index to commit
+ROW_CACHE_PAUSE_MIN = 1.0  # between two row-cache writes: at least this, or ten times the last one's time
+ROW_CACHE_PAUSE_FACTOR = 10.0
 LIVE_LOOKUP_LIMIT = 2000  # above this many pages, stale lookups wait for the next analysis
 
 
@@ -149,7 +151,8 @@ class MemtuiApp(App):
         self._analysis_timer = None  # a paced re-analysis waiting to start
         self._analysis_seconds = 0.0  # how long the last analysis took
         self._check_memo = CheckMemo()  # per-page results kept from one analysis to the next
-        self._row_writes = LatestOnly(self.save_rows, self.call_later)  # one row-cache write at a time, the newest waiting
+        self._row_cache = row_cache.RowCacheWriter()  # only on the row-write worker (one at a time)
+        self._row_writes = LatestOnly(self.save_rows, self._after_row_write, hold=True)  # one at a time, paced
         super().__init__()
         use_readable_dim(self)  # dim text stays at 4.5:1 or more
         self._register_themes()
@@ -384,8 +387,14 @@ class MemtuiApp(App):
         with self._row_writes.reporting(self):
             snapshot = result.field
             if getattr(snapshot, "cache_dir", None) is not None:
-                stats = {path: (info.size, info.mtime_ns) for path, info in snapshot.pages.items()}
-                row_cache.save_rows(snapshot.cache_dir, result.rows, stats)
+                self._row_cache.save(snapshot.cache_dir, result.rows, snapshot.pages)
+
+    def _after_row_write(self, go) -> None:  # noqa: ANN001 - LatestOnly's callback
+        """The next row-cache write, after a pause ten times as long as the last one took: the
+        cache only makes the next launch quicker, and each write encodes every row (about a
+        second at 100,000 pages, back to back while an agent wrote, taking the interpreter
+        from the search index); what changed meanwhile is in the next write."""
+        self.set_timer(max(ROW_CACHE_PAUSE_MIN, ROW_CACHE_PAUSE_FACTOR * self._row_writes.last_seconds), go)
 
     @work(thread=True, group="cache", name="save page cache", description="save_page_cache")
     def save_page_cache(self, snapshot: Field) -> None:

@@ -12,6 +12,7 @@ only the newest request and starts it when the running one reports that it finis
 from __future__ import annotations
 
 import contextlib
+import time
 from collections.abc import Callable, Iterator
 from typing import Any
 
@@ -26,24 +27,44 @@ class LatestOnly:
     once: the finishing worker is still inside ``call_from_thread``, and a new exclusive worker
     of its group would cancel it there), or a caller's own pacing timer."""
 
-    def __init__(self, start: Callable[..., Any], later: Callable[[Callable[[], None]], Any]) -> None:
+    def __init__(self, start: Callable[..., Any], later: Callable[[Callable[[], None]], Any], *,
+                 hold: bool = False) -> None:
+        """``hold``: ``later`` may wait (a timer that paces the work): until it calls back, the
+        work counts as running, so requests meanwhile only replace the waiting one."""
         self._start = start
         self._later = later
+        self._hold = hold
         self.running = False
+        self.last_seconds = 0.0  # how long the last run took, from its start to finished()
+        self._started_at = 0.0
         self._waiting: Any = _NOTHING
 
     def request(self, *args: Any) -> None:
         if self.running:
             self._waiting = args
             return
-        self.running = True
-        self._start(*args)
+        self._run(args)
 
     def finished(self) -> None:
         self.running = False
+        self.last_seconds = time.perf_counter() - self._started_at
+        if self._hold:
+            if self._waiting is not _NOTHING:
+                self.running = True
+                self._later(self._run_waiting)
+            return
         waiting, self._waiting = self._waiting, _NOTHING
         if waiting is not _NOTHING:
             self._later(lambda: self.request(*waiting))
+
+    def _run_waiting(self) -> None:
+        waiting, self._waiting = self._waiting, _NOTHING
+        self._run(waiting)
+
+    def _run(self, args: tuple) -> None:
+        self.running = True
+        self._started_at = time.perf_counter()
+        self._start(*args)
 
     @contextlib.contextmanager
     def reporting(self, app) -> Iterator[None]:  # noqa: ANN001 - the Textual app

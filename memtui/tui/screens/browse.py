@@ -23,8 +23,16 @@ from memtui.tui import safe
 from memtui.tui.events import FieldEvent
 from memtui.tui.latest_only import LatestOnly
 from memtui.tui.model import FILTERS, PageRow
+from memtui.tui.page_list import (
+    SORTS,
+    ListState,
+    fill_list,
+    filter_counts,
+    sort_key,
+    visible_rows,
+)
 from memtui.tui.widgets.footer import MemtuiFooter
-from memtui.tui.widgets.lists import FilterBox, FilterInPlace, matches
+from memtui.tui.widgets.lists import FilterBox, FilterInPlace
 from memtui.tui.widgets.page_table import FIT, Column, PageTable, PreparedRows
 from memtui.tui.widgets.page_tree import PageTree
 from memtui.tui.widgets.status_bar import StatusBar
@@ -38,8 +46,6 @@ COLUMNS = [
     Column("path", "path", 0, 22, weight=2, priority=9),
 ]
 RELOAD_DELAY = 0.1
-SORTS = ("title", "updated", "kind", "subject", "path", "state")
-STATE_RANK = {"quarantined": 0, "unreviewed": 1, "findings": 2, "proposal": 3, "superseded": 4, "loading": 5}
 FILTER_LABELS = {
     "all": ("◆", "all"),
     "quarantined": ("⛔", "quarantined"),
@@ -51,37 +57,6 @@ FILTER_LABELS = {
     "proposal": ("✎", "in proposals"),
     "loading": ("…", "reading"),
 }
-
-
-def sort_key(name: str):
-    if name == "title":
-        return lambda row: (row.title.casefold(), row.path)
-    if name == "updated":
-        return lambda row: (row.updated, row.path)
-    if name == "kind":
-        return lambda row: (row.kind, row.title.casefold())
-    if name == "subject":
-        return lambda row: (row.subject.casefold() or "\uffff", row.title.casefold())
-    if name == "state":
-        return lambda row: (min((STATE_RANK[s] for s in row.states()), default=9), row.path)
-    return lambda row: row.path
-
-
-def _filter_counts(rows: dict[str, PageRow]) -> dict[str, int]:
-    """How many rows each filter tab lists."""
-    counts = {name: 0 for name in FILTERS}
-    for row in rows.values():
-        counts["all"] += 1
-        for state in row.states():
-            if state in counts:
-                counts[state] += 1
-    return counts
-
-
-def _visible(rows: dict[str, PageRow], filter_name: str, query: str) -> list[PageRow]:
-    if not query:
-        return [row for row in rows.values() if row.matches(filter_name)]
-    return [row for row in rows.values() if row.matches(filter_name) and matches(query, row.title, row.path, row.subject)]
 
 
 class BrowseScreen(FilterInPlace, Screen):
@@ -107,6 +82,7 @@ class BrowseScreen(FilterInPlace, Screen):
         self._reload_timer = None
         self._reload_seconds = 0.0  # how long the last timed refill took
         self._fill_token = 0  # which refill is the newest (a worker's older one is dropped)
+        self._list_state: ListState | None = None  # the last refill made in a worker: the next starts from it
         self._fills = LatestOnly(self._start_fill, lambda go: self._schedule_reload())  # one at a time, paced
         self._filter_timer = None
 
@@ -166,29 +142,26 @@ class BrowseScreen(FilterInPlace, Screen):
     def _start_fill(self) -> None:
         app = self.app
         self._fill_token += 1
-        prepare = self.query_one(PageTable).prepare_rows  # the DOM is asked here, on the UI thread
+        fitted = self.query_one(PageTable).fitted_columns()  # the DOM is asked here, on the UI thread
         self._prepare_fill(dict(app.rows), self._fill_token, self.filter, self.text_filter, self.sort, self.reverse,
-                           prepare)
+                           fitted, self._list_state)
 
     @work(thread=True, exclusive=True, group="browse-fill", description="prepare_fill")
     def _prepare_fill(self, rows: dict[str, PageRow], token: int, filter_name: str, query: str, sort: str,
-                      reverse: bool, prepare) -> None:
+                      reverse: bool, fitted: tuple, last: ListState | None) -> None:
         started = time.perf_counter()
         try:
-            counts = _filter_counts(rows)
-            visible = _visible(rows, filter_name, query)
-            visible.sort(key=sort_key(sort), reverse=reverse)
-            prepared = prepare([(row.path, row.cells) for row in visible])
+            state = fill_list(rows, filter_name, query, sort, reverse, fitted, last)
         except BaseException:
             self.app.call_from_thread(self._fill_finished, started)
             raise
-        self.app.call_from_thread(self._apply_fill, token, rows, counts, visible, prepared, started)
+        self.app.call_from_thread(self._apply_fill, token, state, started)
 
     def _fill_finished(self, started: float) -> None:
         self._reload_seconds = time.perf_counter() - started
         self._fills.finished()
 
-    def _apply_fill(self, token: int, rows, counts, visible, prepared, started: float) -> None:
+    def _apply_fill(self, token: int, state: ListState, started: float) -> None:
         try:
             if token != self._fill_token:
                 return  # a newer fill (a filter typed, a sort chosen) was made meanwhile
@@ -197,9 +170,10 @@ class BrowseScreen(FilterInPlace, Screen):
                 self.query_one("#views").display = True
             except NoMatches:
                 return  # the screen is being taken down (the app is closing): nothing to fill
-            self.rows = rows
-            self._set_tab_labels(counts)
-            self._fill(visible, prepared)
+            self.rows = state.rows
+            self._list_state = state
+            self._set_tab_labels(state.counts)
+            self._fill(state.visible, state.prepared)
         finally:
             self._fill_finished(started)  # with the table filled: what the next refill waits for
 
@@ -229,7 +203,7 @@ class BrowseScreen(FilterInPlace, Screen):
         self._fill()
 
     def _update_tabs(self) -> None:
-        self._set_tab_labels(_filter_counts(self.rows))
+        self._set_tab_labels(filter_counts(self.rows))
 
     def _set_tab_labels(self, counts: dict[str, int]) -> None:
         tabs = self.query_one(Tabs)
@@ -240,7 +214,7 @@ class BrowseScreen(FilterInPlace, Screen):
                 tab.label = label
 
     def _visible_rows(self) -> list[PageRow]:
-        return _visible(self.rows, self.filter, self.text_filter)
+        return visible_rows(self.rows, self.filter, self.text_filter)
 
     def _fill(self, visible: list[PageRow] | None = None, prepared: PreparedRows | None = None) -> None:
         """Fill the list: from ``self.rows`` now, or with rows a worker prepared."""

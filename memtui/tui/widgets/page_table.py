@@ -207,6 +207,12 @@ class PageTable(ScrollView, can_focus=True):
             self.scroll_to(y=0, animate=False, immediate=True)
         self.refresh()
 
+    def fitted_columns(self) -> tuple[tuple[str, int, int], ...]:
+        """Each FIT column's key, cell number and narrowest width (its label): what a list made
+        off the UI thread needs to measure its widths (``page_list.fill_list``)."""
+        return tuple((column.key, number, cell_len(column.label) + 2)
+                     for number, column in enumerate(self.columns) if column.width == FIT)
+
     def _fit_of(self, rows: Sequence[tuple[str, tuple[Cell, ...]]]) -> dict[str, int]:
         """Width of each FIT column: its widest cell (few distinct values: measured once each)."""
         fit = {}
