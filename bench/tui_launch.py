@@ -36,14 +36,16 @@ TIMEOUT = 600.0  # seconds (at 100,000 pages the first analysis alone takes abou
 
 
 async def _settled(app, *, quiet: float = 1.0, limit: float = 120.0) -> float:
-    """Wait until the index has written nothing for ``quiet`` seconds and no analysis is due
-    (at most ``limit``): what the app does after opening (pages changed while it was closed,
-    such as an earlier run's, are committed and checked) is not counted as the agent's.
+    """Wait until the index has written nothing for ``quiet`` seconds, no analysis is due and
+    the row cache is written (at most ``limit``): what the app does after opening (pages
+    changed while it was closed, such as an earlier run's, are committed, checked and saved)
+    is not counted as the agent's.
     Returns the seconds waited."""
     started = time.perf_counter()
     calm_since = None
     while time.perf_counter() - started < limit:
-        busy = (app.index is not None and app.index.writing()) or app._analysis_pending or app._analysis_timer
+        busy = ((app.index is not None and app.index.writing()) or app._analysis_pending or app._analysis_timer
+                or app._row_writes.running)
         now = time.perf_counter()
         if busy:
             calm_since = None

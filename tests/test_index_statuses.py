@@ -91,9 +91,12 @@ def test_a_plain_new_page_is_decided_locally_and_a_superseding_one_is_not(sample
     gen.apply(gen.plan_paths(sample_field, ["notes/plain.md"]))  # the first structural change computes all
     first = gen.references
     assert first is not None
+    assert gen.warm(sample_field) and not gen.warm(sample_field)  # made once, while idle
+    by_key = gen._reference_keys
     (sample_field / "notes" / "plain2.md").write_text("---\ntitle: Another plain note\n---\nNothing. [observed]\n")
     gen.apply(gen.plan_paths(sample_field, ["notes/plain2.md"]))
     assert gen.references is first  # decided locally
+    assert gen._reference_keys is by_key  # with what was made while idle
     assert gen.records["notes/plain2.md"].status == "current"
     assert gen.records["notes/plain.md"].status == "stale"
     (sample_field / "decisions" / "public-api-grpc.md").write_text(

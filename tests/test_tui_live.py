@@ -123,3 +123,29 @@ async def test_the_status_line_and_tabs_repaint_without_laying_out_the_screen(sa
         await pilot.pause()
         assert "read-only" in rendered_text(app.screen.query_one("#status-text", Static)) != shown
         assert layouts == []
+
+
+async def test_pages_changed_in_a_burst_are_told_in_one_notice_then_the_rest_in_the_next(sample_field: Path) -> None:
+    """Each commit of the index put up a notice of its own (18 a second while an agent wrote):
+    the first change is told at once, what follows within ``ANNOUNCE_EVERY`` in one more."""
+    from memtui.index import ChangeBatch
+    from memtui.tui import app as app_module
+    from tests.helpers import write_page
+    from tests.helpers_field import page
+
+    app = make_app(sample_field)
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_ready(app, pilot)
+
+        def notices() -> list[str]:
+            return [n.message for n in app._notifications if n.title == "changed on disk"]
+
+        for number in range(6):
+            write_page(sample_field, f"notes/burst-{number}.md", page(f"Burst {number}", "Written fast. [observed]"))
+            app.apply_changes(ChangeBatch(added=[f"notes/burst-{number}.md"]))
+            await pilot.pause(0.05)
+        assert notices() == ["updated: notes/burst-0.md"]
+        assert await wait_for(pilot, lambda: len(notices()) == 2, timeout=app_module.ANNOUNCE_EVERY + 3)
+        assert notices()[1] == "updated: notes/burst-1.md, notes/burst-2.md, notes/burst-3.md and 2 more"
+        await pilot.pause(0.3)
+        assert len(notices()) == 2  # nothing left to tell

@@ -113,17 +113,24 @@ def test_latest_only_with_hold_counts_its_pause_as_running() -> None:
     runs = LatestOnly(started.append, later.append, hold=True)
     runs.request("a")
     runs.finished()
-    assert later == [] and not runs.running and runs.last_seconds >= 0  # nothing waited: no pause
-    runs.request("b")
+    assert runs.running and len(later) == 1 and runs.last_seconds >= 0  # a pause even with nothing waiting
+    runs.request("b")  # during the pause: waits
+    assert started == ["a"]
+    later.pop()()
+    assert started == ["a", "b"] and runs.running
     runs.request("c")
+    runs.request("d")  # replaces c
     runs.finished()
-    assert started == ["a", "b"] and runs.running and len(later) == 1  # the pause holds it
-    runs.request("d")  # during the pause: replaces c, starts nothing
+    assert started == ["a", "b"] and runs.running and len(later) == 1
+    runs.request("e")  # during the pause: replaces d, starts nothing
     assert started == ["a", "b"]
     later.pop()()
-    assert started == ["a", "b", "d"] and runs.running
+    assert started == ["a", "b", "e"] and runs.running
     runs.finished()
+    later.pop()()  # the pause ends with nothing asked for
     assert later == [] and not runs.running
+    runs.request("f")
+    assert started == ["a", "b", "e", "f"]  # after the pause, a request starts at once
 
 
 async def test_the_index_writer_never_waits_for_a_busy_app(tmp_path) -> None:

@@ -745,6 +745,8 @@ class IndexService:
             # tens of milliseconds.
             if gen.segment_count() > BUSY_MAX_SEGMENTS and gen.merge("small"):
                 self._after_commit()
+        elif gen.warm(self.root):
+            return  # one piece of idle work per step: a change that comes meanwhile is not kept waiting
         else:
             idle_for = time.monotonic() - self._last_activity
             plan = gen.merge_plan()

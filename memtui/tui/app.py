@@ -56,7 +56,8 @@ ANALYSIS_PAUSE_MIN = 0.0  # after an analysis, before the next one: as long as i
 ANALYSIS_PAUSE_MAX = 5.0
 ANALYSIS_PAUSE_FACTOR = 2.0
 INDEX_FIRST_S = 0.3  # how long an analysis may wait in all for the search index to commit
-ROW_CACHE_PAUSE_MIN = 1.0  # between two row-cache writes: at least this, or ten times the last one's time
+ANNOUNCE_EVERY = 2.0  # seconds between two "changed on disk" notices (what comes between waits)
+ROW_CACHE_PAUSE_MIN = 5.0  # between two row-cache writes: at least this, or ten times the last one's time
 ROW_CACHE_PAUSE_FACTOR = 10.0
 LIVE_LOOKUP_LIMIT = 2000  # above this many pages, stale lookups wait for the next analysis
 
@@ -149,6 +150,9 @@ class MemtuiApp(App):
         self.index_ready = asyncio.Event()
         self._analysis_pending = False
         self._analysis_timer = None  # a paced re-analysis waiting to start
+        self._unannounced: tuple[list[str], list[str]] = ([], [])  # changed, removed: not told yet
+        self._announce_timer = None
+        self._announced_at = -ANNOUNCE_EVERY
         self._analysis_seconds = 0.0  # how long the last analysis took
         self._check_memo = CheckMemo()  # per-page results kept from one analysis to the next
         self._row_cache = row_cache.RowCacheWriter()  # only on the row-write worker (one at a time)
@@ -616,6 +620,26 @@ class MemtuiApp(App):
         self._announce(changed, removed)
 
     def _announce(self, changed: list[str], removed: list[str]) -> None:
+        """One notice for what changed on disk, at most every ``ANNOUNCE_EVERY`` seconds: while an
+        agent wrote page after page, each commit (18 a second) put up a notice of its own, and
+        the screen held dozens at once. What comes in between is told in the next one."""
+        self._unannounced[0].extend(changed)
+        self._unannounced[1].extend(removed)
+        if self._announce_timer is not None:
+            return  # told when it fires
+        wait = self._announced_at + ANNOUNCE_EVERY - time.monotonic()
+        if wait > 0:
+            self._announce_timer = self.set_timer(wait, self._announce_now)
+        else:
+            self._announce_now()
+
+    def _announce_now(self) -> None:
+        self._announce_timer = None
+        (changed, removed), self._unannounced = self._unannounced, ([], [])
+        changed, removed = list(dict.fromkeys(changed)), list(dict.fromkeys(removed))
+        if not changed and not removed:
+            return
+        self._announced_at = time.monotonic()
         parts = []
         if changed:
             shown = ", ".join(changed[:3]) + (f" and {len(changed) - 3} more" if len(changed) > 3 else "")

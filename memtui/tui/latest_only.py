@@ -29,8 +29,9 @@ class LatestOnly:
 
     def __init__(self, start: Callable[..., Any], later: Callable[[Callable[[], None]], Any], *,
                  hold: bool = False) -> None:
-        """``hold``: ``later`` may wait (a timer that paces the work): until it calls back, the
-        work counts as running, so requests meanwhile only replace the waiting one."""
+        """``hold``: after each run ``later`` is called (a timer that paces the work) and, until it
+        calls back, the work counts as running: requests meanwhile only replace the waiting one,
+        which starts when the pause ends."""
         self._start = start
         self._later = later
         self._hold = hold
@@ -49,9 +50,8 @@ class LatestOnly:
         self.running = False
         self.last_seconds = time.perf_counter() - self._started_at
         if self._hold:
-            if self._waiting is not _NOTHING:
-                self.running = True
-                self._later(self._run_waiting)
+            self.running = True  # the pause after a run holds it, whether or not a request waits
+            self._later(self._run_waiting)
             return
         waiting, self._waiting = self._waiting, _NOTHING
         if waiting is not _NOTHING:
@@ -59,6 +59,9 @@ class LatestOnly:
 
     def _run_waiting(self) -> None:
         waiting, self._waiting = self._waiting, _NOTHING
+        if waiting is _NOTHING:
+            self.running = False  # nothing was asked for during the pause
+            return
         self._run(waiting)
 
     def _run(self, args: tuple) -> None:

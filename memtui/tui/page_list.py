@@ -15,6 +15,8 @@ from bisect import bisect_left
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass
+from itertools import compress
+from operator import is_not
 
 from rich.cells import cell_len
 
@@ -78,6 +80,7 @@ class ListState:
     counts: dict[str, int]
     ascending: list[PageRow]  # the listed rows, in ascending order of their sort key
     keys: list[tuple]  # the sort key of each, in the same order
+    paths: list[str]  # the path of each, in the same order
     widths: list[Counter]  # per fitted column: how many listed rows show each value
     prepared: PreparedRows
     reverse: bool
@@ -109,8 +112,7 @@ class _OutOfStep(Exception):
 def _changed(before: dict[str, PageRow], after: dict[str, PageRow]) -> list[str] | None:
     """The paths whose row is not the same object (or is new, or gone); None if too many."""
     limit = max(50, int(INCREMENTAL_MAX * len(after)))
-    get = before.get
-    changed = [path for path, row in after.items() if get(path) is not row]
+    changed = list(compress(after, map(is_not, after.values(), map(before.get, after))))  # 0.01 s at 100,000
     if len(changed) > limit:
         return None
     if len(before) + sum(1 for path in changed if path not in before) != len(after):
@@ -128,8 +130,8 @@ def _fill(rows: dict[str, PageRow], settings: tuple, reverse: bool) -> ListState
     ascending = [row for _, row in listed]
     widths = [Counter(row.cells[number][0] for row in ascending if len(row.cells) > number)
               for _, number, _ in fitted]
-    state = ListState(settings, rows, filter_counts(rows), ascending, [k for k, _ in listed], widths,
-                      PreparedRows([], {}, {}, {}), reverse)
+    state = ListState(settings, rows, filter_counts(rows), ascending, [k for k, _ in listed],
+                      [row.path for row in ascending], widths, PreparedRows([], {}, {}, {}), reverse)
     state.prepared = _prepared(state, {row.path: row.cells for row in ascending})
     return state
 
@@ -138,7 +140,7 @@ def _refill(last: ListState, rows: dict[str, PageRow], changed: list[str], rever
     filter_name, query, sort, fitted = last.settings
     key = sort_key(sort)
     counts = dict(last.counts)
-    ascending, keys = list(last.ascending), list(last.keys)
+    ascending, keys, paths = list(last.ascending), list(last.keys), list(last.paths)
     widths = [Counter(counter) for counter in last.widths]
     cells = dict(last.prepared.cells)
     for path in changed:
@@ -150,7 +152,7 @@ def _refill(last: ListState, rows: dict[str, PageRow], changed: list[str], rever
                 at = bisect_left(keys, old_key)
                 if at == len(keys) or keys[at] != old_key or ascending[at] is not old:
                     raise _OutOfStep(path)
-                del ascending[at], keys[at]
+                del ascending[at], keys[at], paths[at]
                 del cells[path]
                 _measure(widths, fitted, old, -1)
         if new is not None:
@@ -160,9 +162,10 @@ def _refill(last: ListState, rows: dict[str, PageRow], changed: list[str], rever
                 at = bisect_left(keys, new_key)
                 ascending.insert(at, new)
                 keys.insert(at, new_key)
+                paths.insert(at, path)
                 cells[path] = new.cells
                 _measure(widths, fitted, new, 1)
-    state = ListState(last.settings, rows, counts, ascending, keys, widths, last.prepared, reverse)
+    state = ListState(last.settings, rows, counts, ascending, keys, paths, widths, last.prepared, reverse)
     state.prepared = _prepared(state, cells)
     return state
 
@@ -177,7 +180,7 @@ def _measure(widths: list[Counter], fitted, row: PageRow, step: int) -> None:
 
 
 def _prepared(state: ListState, cells: dict) -> PreparedRows:
-    paths = [row.path for row in state.visible]
+    paths = state.paths[::-1] if state.reverse else list(state.paths)
     fit = {name: max([narrowest, *map(cell_len, counter)])
            for (name, _, narrowest), counter in zip(state.settings[3], state.widths)}
     return PreparedRows(paths, cells, dict(zip(paths, range(len(paths)))), fit)
