@@ -352,6 +352,7 @@ def measure_storm(ctx: BenchContext) -> dict:
         "storm_lag_p50_ms": percentile(lags, 0.5) if lags else None,
         "storm_lag_p95_ms": percentile(lags, 0.95) if lags else None,
         "storm_found": len(lags),
+        "storm_settle_s": result.get("settle_s"),
     }
 
 
@@ -639,6 +640,7 @@ ROWS = [
     ("storm_lag_p50_ms", "  write to found by search p50 (ms)", "{:.0f}", ""),
     ("storm_lag_p95_ms", "  write to found by search p95 (ms)", "{:.0f}", "storm_lag_p95_ms"),
     ("storm_found", "  pages found within 30 s", "{:,.0f}", ""),
+    ("storm_settle_s", "  waited before it for the app to settle (s)", "{:.1f}", ""),
     ("trickle_new_p50_ms", "one change at a time: new page found by search p50 (ms)", "{:.0f}", ""),
     ("trickle_new_p95_ms", "  new page found by search p95 (ms)", "{:.0f}", "trickle_new_p95_ms"),
     ("trickle_rewrite_p50_ms", "  rewrite found by search p50 (ms)", "{:.0f}", ""),

@@ -35,17 +35,21 @@ from pathlib import Path  # noqa: E402
 TIMEOUT = 600.0  # seconds (at 100,000 pages the first analysis alone takes about a minute)
 
 
-async def _settled(app, *, quiet: float = 1.0, limit: float = 120.0) -> float:
-    """Wait until the index has written nothing for ``quiet`` seconds, no analysis is due and
-    the row cache is written (at most ``limit``): what the app does after opening (pages
-    changed while it was closed, such as an earlier run's, are committed, checked and saved)
-    is not counted as the agent's.
+async def _settled(app, *, quiet: float = 1.0, limit: float = 300.0) -> float:
+    """Wait until the index has written nothing for ``quiet`` seconds and merges nothing beside,
+    no analysis is due, no worker runs and the row cache is written (at most ``limit``): what the app does
+    after opening (pages changed while it was closed, such as an earlier run's, are committed,
+    checked and saved; the segments of a build are merged) is not counted as the agent's.
     Returns the seconds waited."""
+    from textual.worker import WorkerState
+
     started = time.perf_counter()
     calm_since = None
     while time.perf_counter() - started < limit:
-        busy = ((app.index is not None and app.index.writing()) or app._analysis_pending or app._analysis_timer
-                or app._row_writes.running)
+        index = app.index
+        busy = ((index is not None and (index.writing() or index.merging())) or app._analysis_pending
+                or app._analysis_timer or app._row_writes.running
+                or any(worker.state == WorkerState.RUNNING for worker in app.workers))
         now = time.perf_counter()
         if busy:
             calm_since = None

@@ -170,3 +170,33 @@ async def test_the_index_writer_never_waits_for_a_busy_app(tmp_path) -> None:
             if "notes/handed-over.md" in app.field.pages:
                 break
         assert "notes/handed-over.md" in app.field.pages
+
+
+async def test_a_worker_that_cannot_start_as_the_app_closes_is_no_failure(tmp_path) -> None:
+    """Seen at 100,000 pages as a write storm ended: a worker asked for while the app closed
+    found the thread pool shut down, and Textual's report of that took minutes and 11 GB. A
+    worker failing while the app runs is still a failure."""
+    import shutil
+
+    import pytest
+    from textual.worker import WorkerFailed
+
+    from tests.conftest import SAMPLE_FIELD
+    from tests.helpers_tui import SIZE, make_app, wait_ready
+
+    root = tmp_path / "field"
+    shutil.copytree(SAMPLE_FIELD, root)
+    app = make_app(root)
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_ready(app, pilot)
+    app._handle_exception(WorkerFailed(RuntimeError("Executor shutdown has been called")))
+    assert app._exception is None and app.return_code in (None, 0)
+
+    running = make_app(root)
+    failure = WorkerFailed(RuntimeError("a real failure"))
+    with pytest.raises(WorkerFailed):
+        async with running.run_test(size=SIZE) as pilot:
+            await wait_ready(running, pilot)
+            running._handle_exception(failure)
+            await pilot.pause()
+    assert running._exception is failure and running.return_code == 1

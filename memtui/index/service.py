@@ -196,6 +196,10 @@ class IndexService:
         """Changes are waiting for the writer or being committed (cheap: no lock)."""
         return bool(len(self._debouncer) or self._busy or self._requests)
 
+    def merging(self) -> bool:
+        """A merge of every segment into one runs beside, in a helper process (after a build)."""
+        return self._merge is not None
+
     @property
     def state(self) -> SyncState:
         pending = len(self._debouncer) + (1 if self._busy else 0) + len(self._requests)

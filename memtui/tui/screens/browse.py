@@ -147,7 +147,7 @@ class BrowseScreen(FilterInPlace, Screen):
         self._prepare_fill(dict(app.rows), self._fill_token, self.filter, self.text_filter, self.sort, self.reverse,
                            fitted, self._list_state)
 
-    @work(thread=True, exclusive=True, group="browse-fill", description="prepare_fill")
+    @work(thread=True, exclusive=False, group="browse-fill", description="prepare_fill")  # one at a time: LatestOnly
     def _prepare_fill(self, rows: dict[str, PageRow], token: int, filter_name: str, query: str, sort: str,
                       reverse: bool, fitted: tuple, last: ListState | None) -> None:
         started = time.perf_counter()
