@@ -118,12 +118,13 @@ def serve(inbox: BinaryIO, outbox: BinaryIO) -> None:
     send(outbox, ("segment", segments))
 
 
-def main() -> int:
+def main(serving=None) -> int:  # noqa: ANN001 - a helper's serve(inbox, outbox); this module's by default
+    """A helper process's main: ``serving`` talks over stdin/stdout; a failure is sent as ("error", text)."""
     inbox, outbox = sys.stdin.buffer, sys.stdout.buffer
     sys.stdout = open(os.devnull, "w")  # noqa: SIM115 - nothing may write into the message pipe by accident
     try:
-        serve(inbox, outbox)
-    except Exception as exc:  # noqa: BLE001 - report, the parent falls back to building alone
+        (serving or serve)(inbox, outbox)
+    except Exception as exc:  # noqa: BLE001 - report; the parent builds alone, or writes the index itself
         try:
             send(outbox, ("error", f"{type(exc).__name__}: {exc}\n{traceback.format_exc(limit=5)}"))
         except OSError:

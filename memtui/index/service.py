@@ -26,6 +26,12 @@ passes "."). If the folder is moved away or deleted while memtui runs, the
 service says so (mode ``gone``) and stops indexing; when a folder is there again
 (moved back, or recreated), it is watched again and compared with the index.
 
+A field of ``WRITER_HELPER_MIN_PAGES`` or more is written by a helper process
+once it is watched (``writer_helper.py``): this service opens the index, hands
+the writer lock to the helper, then searches its commits and passes what
+changes on disk to the subscribers, as a second memtui does; if the helper
+stops, this service takes the lock back and writes itself.
+
 A full build of 1,000 pages or more runs in two helper processes
 (``parallel.py``) and leaves two segments; the rest of the time the writer
 thread is the only code that writes. It is fed by the watcher (through the
@@ -74,6 +80,7 @@ from memtui.index.parallel import (
     BuildFailed,
     build_parallel,
     last_failure,
+    reader_spec,
     should_run_parallel,
 )
 from memtui.index.readers import refreshed_searcher
@@ -100,6 +107,7 @@ from memtui.index.store import (
     write_manifest,
 )
 from memtui.index.watcher import FLUSH_PREFIX, Debouncer, FieldWatcher
+from memtui.index.writer_helper import WriterHelper
 from memtui.store import locations, state
 
 Progress = Callable[[int, int, str], None]
@@ -115,6 +123,10 @@ RETRY_FULL_MERGE_AFTER = 300.0  # after a background merge failed
 MAX_BATCH = 500
 READER_OPEN_TRIES = 30
 READER_MESSAGE = "another memtui is updating this index: searching read-only and following its updates"
+# From this many pages the writer's role goes to a helper process (``writer_helper.py``): the
+# commits and merges no longer share the app's interpreter. Below it a process costs more
+# than it saves (about 1 s to open the index again, tens of MB).
+WRITER_HELPER_MIN_PAGES = 20_000
 
 
 class IndexService:
@@ -129,6 +141,7 @@ class IndexService:
         source: Path | None = None,
         golden: Path | None = None,
         reader: PageReader | None = None,
+        writer_helper: bool = True,
     ) -> None:
         self.root = Path(os.path.abspath(field_root))  # "." would follow a folder replaced under it
         # How pages are read: the field's dialects (detected on open() when not given), as the field reads them.
@@ -170,6 +183,7 @@ class IndexService:
         self._idle = threading.Condition()
         self._requests: set[str] = set()  # "rescan", "rebuild"
         self._rebuild_reason = ""
+        self._rebuild_progress: Progress | None = None  # told how a requested rebuild goes
         self._last_activity = time.monotonic()
         self._merge: _MergeBeside | None = None  # a full merge of a copy, in a helper process
         self._merge_failed_at: float | None = None
@@ -179,6 +193,9 @@ class IndexService:
         self._errors = 0
         self._root_identity: tuple[int, int] | None = None  # (st_dev, st_ino) of the field folder
         self._root_gone = False
+        # A large field's writer runs in a helper process (start_watching); False in the helper itself.
+        self._writer_helper_allowed = writer_helper and not os.environ.get("MEMTUI_NO_WRITER_HELPER")
+        self._helper: WriterHelper | None = None
 
     # ================================================================== public
     @property
@@ -189,20 +206,33 @@ class IndexService:
 
     @property
     def read_only(self) -> bool:
-        """True when this process only searches: another memtui writes the index, or the field is a zip."""
-        return self.readonly_field or not self._writer or self._frozen
+        """True when this process only searches: another memtui writes the index, or the field is a zip
+        (this memtui's own writer helper does not count: it writes for it)."""
+        return self.readonly_field or self._frozen or not (self._writer or self.helper_writes())
+
+    def helper_writes(self) -> bool:
+        """The writer's role is with this service's helper process, and it is running."""
+        helper = self._helper
+        return helper is not None and helper.alive() and (helper.writer or not helper.opened.is_set())
 
     def writing(self) -> bool:
         """Changes are waiting for the writer or being committed (cheap: no lock)."""
-        return bool(len(self._debouncer) or self._busy or self._requests)
+        helper = self._helper
+        return bool(len(self._debouncer) or self._busy or self._requests or (helper is not None and helper.busy))
 
     def merging(self) -> bool:
         """A merge of every segment into one runs beside, in a helper process (after a build)."""
-        return self._merge is not None
+        helper = self._helper
+        return self._merge is not None or (helper is not None and helper.merges)
 
     @property
     def state(self) -> SyncState:
         pending = len(self._debouncer) + (1 if self._busy else 0) + len(self._requests)
+        if self.helper_writes():
+            sync = self._helper.sync
+            mode = self._mode if self._mode in ("gone", "down") else sync.mode
+            message = self._message if mode == self._mode else sync.message
+            return SyncState(mode, sync.last_sync, pending + sync.pending, sync.indexed_pages or self._pages, message)
         return SyncState(self._mode, self._last_sync, pending, self._pages, self._message)
 
     def open(self, progress: Progress | None = None) -> OpenReport:
@@ -271,6 +301,21 @@ class IndexService:
 
     def rebuild(self, progress: Progress | None = None, *, force: bool = False) -> OpenReport:
         """Build a fresh index now (the old one serves until it is done). ``force``: skip the golden gate."""
+        helper = self._helper
+        if helper is not None and self.helper_writes():
+            started = time.perf_counter()
+            helper.opened.wait(60)
+            error = helper.rebuild(progress)
+            if error is None:
+                raise IndexUnavailableError("the index writer process stopped before the rebuild was done",
+                                            "this memtui takes the index over in a moment: rebuild again then")
+            if error:
+                raise IndexUnavailableError(f"the rebuild failed: {error}", "see the status bar")
+            with contextlib.suppress(UntrustedIndex):
+                self._open_reader_once()
+            return OpenReport(location=str(self.location), rebuilt=True, rebuild_reason="rebuild requested",
+                              generation=self._reader_gen.name if self._reader_gen else None, pages=self._pages,
+                              seconds=time.perf_counter() - started)
         if not self._writer:
             raise IndexUnavailableError(
                 "another memtui is updating this index", "close it, or rebuild from that one"
@@ -279,6 +324,7 @@ class IndexService:
         started = time.perf_counter()
         if self._thread is not None:
             # The writer thread owns the index while watching: ask it, and wait.
+            self._rebuild_progress = progress
             self._request("rebuild", "rebuild requested")
             with self._idle:
                 while "rebuild" in self._requests or self._busy:
@@ -326,6 +372,7 @@ class IndexService:
             self._subscribers.append(on_change)
         if self.readonly_field or self._thread is not None or (self._frozen and not self._writer):
             return  # a zip, already watching, or an index folder nobody can write
+        self._hand_over()
         self._watcher = FieldWatcher(self.root, self._on_path, self._on_barrier, self.reader.scope)
         self._start_watcher(polling=False)
         self._thread = threading.Thread(target=self._run, name="memtui-index-writer", daemon=True)
@@ -336,6 +383,11 @@ class IndexService:
         deadline = time.monotonic() + timeout
         if self._thread is None:
             return True
+        helper = self._helper
+        if helper is not None and self.helper_writes():
+            helper.opened.wait(timeout)
+            if not helper.flush(max(0.0, deadline - time.monotonic())) and self.helper_writes():
+                return False
         barrier = None
         if self._watcher is not None and self._watcher.observer is not None:
             self._barrier_count += 1
@@ -364,6 +416,8 @@ class IndexService:
 
     def request_rescan(self) -> None:
         """Compare the whole folder with the index soon (e.g. after memtui itself moved many pages)."""
+        if self._helper is not None:
+            self._helper.request_rescan()
         self._request("rescan", "")
 
     def close(self) -> None:
@@ -377,6 +431,9 @@ class IndexService:
             self._watcher.stop()
         if self._thread is not None:
             self._thread.join(timeout=30)
+        helper, self._helper = self._helper, None
+        if helper is not None:
+            helper.stop()  # it saves the snapshot and releases the lock
         self._cancel_merge_beside()
         if self._thread is None or not self._thread.is_alive():
             self._save_snapshot()
@@ -589,12 +646,15 @@ class IndexService:
             "try again in a moment",
         )
 
-    def _open_reader_once(self) -> None:
+    def _open_reader_once(self, *, reuse: bool = False) -> None:
         """Open the generation ``CURRENT`` names, at the commit its manifest vouches for.
 
         Files of a commit the writer is making meanwhile are not listed in the
         manifest yet; they are ignored (never opened), so a search while the
-        app commits does not fail.
+        app commits does not fail. ``reuse``: keep the readers of the segments
+        that did not change (a new commit in the same generation): at 100,000
+        pages, the first search on a fresh reader of the big segment took
+        0.1-2 s while an agent wrote 50 pages a second.
         """
         stamp = self._store.pointer_stamp()
         gen_dir = self._store.current()
@@ -609,12 +669,26 @@ class IndexService:
             ix = PinnedIndex(gen_dir, manifest.toc, schema=build_schema() if manifest.recipe.get("schema") == RECIPE["schema"] else None)
         except Exception as exc:  # noqa: BLE001 - the writer removed that commit's files just now: try again
             raise UntrustedIndex(f"the index does not open: {exc}") from None
-        self._attach(ix)
+        if not (reuse and gen_dir == self._reader_gen and self._refresh_reader(ix)):
+            self._attach(ix)
         self._reader_gen = gen_dir
         self._reader_stamp = stamp
         self._reader_manifest_stamp = manifest_stamp
         self._manifest = manifest
         self._pages = manifest.pages
+
+    def _refresh_reader(self, ix) -> bool:
+        """Search ``ix`` (a newer commit of the generation open) keeping the unchanged segments' readers."""
+        with self._search_lock:
+            old = self._searcher
+            if old is None:
+                return False
+            try:
+                searcher = refreshed_searcher(ix, old, WEIGHTING)
+            except Exception:  # noqa: BLE001 - a reader it could not reuse: open all afresh
+                return False
+            self._ix, self._searcher = ix, searcher
+            return True
 
     # ================================================================== searching
     def _attach(self, ix) -> None:
@@ -647,7 +721,7 @@ class IndexService:
             or _file_stamp(self._reader_gen / MANIFEST_FILE) != self._reader_manifest_stamp
         ):
             with contextlib.suppress(UntrustedIndex):  # state changes only once the new one opened
-                self._open_reader_once()
+                self._open_reader_once(reuse=True)
         if self._searcher is None:
             self._searcher = self._open_searcher()
         return self._searcher
@@ -768,6 +842,33 @@ class IndexService:
                 plan = "small" if gen.segment_count() > MAX_SEGMENTS else None
             if plan is not None and gen.merge(plan):
                 self._after_commit()
+
+    # ------------------------------------------------------------------ the writer in a helper process
+    def _hand_over(self) -> bool:
+        """A large field: let a helper process write the index (``writer_helper.py``); this service
+        then searches what it commits, as a second memtui does, and takes the role back if it stops."""
+        gen = self._gen
+        if (not self._writer_helper_allowed or not self._writer or self._frozen or gen is None
+                or len(gen.records) < WRITER_HELPER_MIN_PAGES):
+            return False
+        self._save_snapshot()  # the helper's open reads the page stamps from it
+        try:
+            helper = WriterHelper(self.root)
+        except OSError:
+            return False
+        self._cancel_merge_beside()  # the helper starts its own when it is idle
+        self._store.release_writer()
+        self._writer = False
+        self._gen = None
+        self._helper = helper
+        self._mode, self._message = "read-only", READER_MESSAGE  # shown only if the helper gives up
+        try:
+            helper.open(self.root, self.location, reader_spec(self.reader), self.golden_path)
+        except (OSError, ValueError):
+            pass  # it is gone: the next supervision takes the lock back
+        with contextlib.suppress(UntrustedIndex):
+            self._open_reader_once()
+        return True
 
     # ------------------------------------------------------------------ merging beside
     def _start_merge_beside(self, gen: IndexGeneration) -> None:
@@ -905,8 +1006,9 @@ class IndexService:
         self._mode = "rescanning"
         self._message = f"rebuilding the index: {reason}"
         report = OpenReport(location=str(self.location))
+        progress, self._rebuild_progress = self._rebuild_progress, None
         try:
-            self._rebuild(report, None, reason=reason, gate=False)
+            self._rebuild(report, progress, reason=reason, gate=False)
             self._message = ""
         finally:
             self._mode = previous_mode if previous_mode != "rescanning" else "watching"
@@ -994,6 +1096,20 @@ class IndexService:
 
     def _supervise_role(self) -> bool:
         """Keep the writer lock, or take it over when the writer has gone; False when the role changed."""
+        helper = self._helper
+        if helper is not None:
+            if self.helper_writes():
+                return True  # the helper has (or is taking) the lock: never take it from it
+            self._helper = None
+            why = f"the index writer process {helper.failure or 'stopped'}" if helper.writer or helper.failure else ""
+            helper.stop()
+            if not why:  # another memtui took the lock before the helper could
+                self._message = READER_MESSAGE
+            with contextlib.suppress(OSError):
+                if self._store.acquire_writer():
+                    self._become_writer(f"{why}: this memtui keeps the index current itself" if why else None)
+                    return False
+            return True
         if self._writer:
             if self._store.holds_writer():
                 return True
@@ -1022,14 +1138,14 @@ class IndexService:
         with contextlib.suppress(UntrustedIndex):
             self._open_reader_once()
 
-    def _become_writer(self) -> None:
+    def _become_writer(self, why: str | None = None) -> None:
         """The writer exited: keep the index current from here (check it against the folder first)."""
         self._writer = True
         report = OpenReport(location=str(self.location))
         self._open_writer(report, None, rebuild=False)
         self._reader_gen = None
         self._mode = "watching" if self._watcher is not None and self._watcher.mode == "inotify" else "polling"
-        self._message = "the other memtui closed: this one now keeps the index current"
+        self._message = why or "the other memtui closed: this one now keeps the index current"
         self._notify(ChangeBatch(rescanned=True))
 
 

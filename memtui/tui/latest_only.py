@@ -57,6 +57,11 @@ class LatestOnly:
         if waiting is not _NOTHING:
             self._later(lambda: self.request(*waiting))
 
+    def take_waiting(self) -> tuple | None:
+        """The request still waiting (its arguments), now no longer waiting; None if none waits."""
+        waiting, self._waiting = self._waiting, _NOTHING
+        return None if waiting is _NOTHING else waiting
+
     def _run_waiting(self) -> None:
         waiting, self._waiting = self._waiting, _NOTHING
         if waiting is _NOTHING:

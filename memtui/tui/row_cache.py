@@ -14,6 +14,7 @@ are never shown.
 from __future__ import annotations
 
 import json
+import threading
 from pathlib import Path
 
 from memtui import __version__
@@ -58,10 +59,15 @@ class RowCacheWriter:
 
     def __init__(self) -> None:
         self._parts: dict[str, tuple[PageRow, int, int, bytes]] = {}
+        self._lock = threading.Lock()  # a worker's write, and the last one as the app closes
 
     def save(self, cache_dir: Path, rows: dict[str, PageRow], pages: dict) -> None:
         """Write the rows of pages whose size and time are known (``pages``: path -> an object
         with ``size`` and ``mtime_ns``), best effort."""
+        with self._lock:
+            self._save(cache_dir, rows, pages)
+
+    def _save(self, cache_dir: Path, rows: dict[str, PageRow], pages: dict) -> None:
         kept = self._parts
         parts: dict[str, tuple[PageRow, int, int, bytes]] = {}
         for path, row in rows.items():
