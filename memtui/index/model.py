@@ -69,7 +69,8 @@ class SyncState:
     mode: "watching" (inotify), "polling", "rescanning", "down" (not kept current;
     ``message`` says why), "stopped" (not watching), "read-only" (another memtui
     writes this index, or the field is a zip), "gone" (the field folder was moved
-    away or deleted).
+    away or deleted), "starting" (the writer helper process of a large field is
+    opening the index: ``writer_helper.py``).
     """
 
     mode: str

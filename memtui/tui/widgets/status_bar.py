@@ -16,6 +16,7 @@ WATCH_GLYPHS = {
     "watching": ("●", "watching", "success"),
     "polling": ("◐", "polling", "warning"),
     "rescanning": ("↻", "rescanning", "warning"),
+    "starting": ("↻", "index writer starting", "warning"),
     "read-only": ("◇", "read-only", "secondary"),
     "down": ("✖", "down", "error"),
     "gone": ("✖", "field folder gone", "error"),
