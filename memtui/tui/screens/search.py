@@ -200,8 +200,8 @@ class SearchScreen(Screen):
             self.app.call_from_thread(self._show_results, query, hits, error, elapsed)
 
     def _show_results(self, query: str, hits: list, error: MemtuiError | None, elapsed: float) -> None:
-        if query != self._last_query:
-            return
+        if query != self._last_query or not self.is_attached:
+            return  # a newer query, or the app closed while the search ran (its widgets are gone)
         results = self.query_one("#results", OptionList)
         if self._error_timer is not None:
             self._error_timer.stop()
