@@ -390,9 +390,12 @@ class MemtuiApp(App):
     @work(thread=True, group="cache", name="save row cache", description="save_rows")
     def save_rows(self, result: Analysis) -> None:
         with self._row_writes.reporting(self):
-            snapshot = result.field
-            if getattr(snapshot, "cache_dir", None) is not None:
-                self._row_cache.save(snapshot.cache_dir, result.rows, snapshot.pages)
+            self._write_rows(result)
+
+    def _write_rows(self, result: Analysis) -> None:
+        snapshot = result.field
+        if getattr(snapshot, "cache_dir", None) is not None:
+            self._row_cache.save(snapshot.cache_dir, result.rows, snapshot.pages)
 
     def _after_row_write(self, go) -> None:  # noqa: ANN001 - LatestOnly's callback
         """The next row-cache write, after a pause ten times as long as the last one took and at
@@ -812,10 +815,8 @@ class MemtuiApp(App):
         sys.setswitchinterval(getattr(self, "_switch_interval", 0.005))
         waiting = self._row_writes.take_waiting()  # the rows of the last analysis, held by the pause
         if waiting is not None:
-            snapshot = waiting[0].field
-            if getattr(snapshot, "cache_dir", None) is not None:
-                with contextlib.suppress(Exception):  # a cache: the next launch reads the pages
-                    self._row_cache.save(snapshot.cache_dir, waiting[0].rows, snapshot.pages)
+            with contextlib.suppress(Exception):  # a cache: the next launch reads the pages
+                self._write_rows(*waiting)
         if self.index is not None:
             try:
                 self.index.close()
