@@ -1140,6 +1140,8 @@ class IndexService:
 
     def _become_writer(self, why: str | None = None) -> None:
         """The writer exited: keep the index current from here (check it against the folder first)."""
+        self._mode = "starting"  # until the folder is checked; the state never says read-only meanwhile
+        self._message = "taking over the index writer: checking the index against the folder"
         self._writer = True
         report = OpenReport(location=str(self.location))
         self._open_writer(report, None, rebuild=False)
