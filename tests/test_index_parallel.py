@@ -148,6 +148,10 @@ def test_pages_written_during_the_full_merge_are_searchable_at_once_and_kept(
         assert "notes/offsite-logistics.md" not in svc.indexed_inputs()
         assert_matches_folder(svc)
         assert not first.exists()
+        # The merged generation keeps the references: its first change is decided locally.
+        merged = svc._gen
+        assert merged.references is not None
+        assert sorted(merged.references) == sorted(merged.records.references())
     finally:
         svc.close()
     again = IndexService(sample_field, index_dir=tmp_path / "idx")

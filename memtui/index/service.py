@@ -881,7 +881,7 @@ class IndexService:
             shutil.rmtree(new_dir, ignore_errors=True)
             self._merge_failed_at = time.monotonic()
             return
-        self._merge = _MergeBeside(job, new_dir, gen.records.copy(), gen.status_day)
+        self._merge = _MergeBeside(job, new_dir, gen.records.copy(), gen.status_day, gen.references)
 
     def _cancel_merge_beside(self) -> None:
         job, self._merge = self._merge, None
@@ -911,6 +911,7 @@ class IndexService:
             merged = IndexGeneration(job.dir, ix, job.records)
             merged.reader = self.reader
             merged.status_day = job.status_day
+            merged.references = job.references
             if job.dirty:  # what was committed to the old generation meanwhile, read again
                 merged.apply(merged.plan_paths(self.root, sorted(job.dirty)))
             merged.records.changed = True  # its records are all known: a snapshot of the merged commit
@@ -1172,9 +1173,11 @@ def _file_stamp(path: Path) -> tuple[int, int] | None:
 class _MergeBeside:
     """A full merge under way in a copy of the generation, and what changed since the copy."""
 
-    def __init__(self, optimize: BackgroundOptimize, gen_dir: Path, records: dict, status_day: str) -> None:
+    def __init__(self, optimize: BackgroundOptimize, gen_dir: Path, records: dict, status_day: str,
+                 references: list[tuple[str, str]] | None) -> None:
         self.optimize = optimize
         self.dir = gen_dir
         self.records = records  # the generation's records when it was copied
+        self.references = references  # theirs (``IndexGeneration.references``)
         self.status_day = status_day
         self.dirty: set[str] = set()  # pages committed to the old generation since
