@@ -301,6 +301,28 @@ def test_refresh_page_reports_what_happened(tmp_path):
     assert sorted(field.pages) == ["a.md"]
 
 
+def test_a_read_taken_after_a_newer_one_changes_nothing(tmp_path):
+    """The app reads changed pages on a thread (read_page) and installs them later (take_read);
+    meanwhile its own write may have read the page again: the older reading must not win."""
+    root = make_field(tmp_path / "f", {"a.md": "# A\n"})
+    field = Field.load(root, use_cache=False)
+    write_page(root, "a.md", "# Old\n")
+    old = field.read_page("a.md")
+    assert field.pages["a.md"].title == "A"  # reading changed nothing yet
+    write_page(root, "a.md", "# New\n")
+    assert field.refresh_page("a.md") == "changed"
+    assert field.take_read(old) == "same"
+    assert field.pages["a.md"].title == "New"
+    write_page(root, "a.md", "# Newer\n")
+    first, second = field.read_page("a.md"), field.read_page("a.md")
+    assert field.take_read(first) == "changed"
+    assert field.take_read(second) == "same"  # the same bytes, read later: installed, no change
+    assert field.take_read(first) == "same" and field.pages["a.md"].title == "Newer"
+    (root / "a.md").unlink()
+    gone = field.read_page("a.md")
+    assert gone.info is None and field.take_read(gone) == "removed" and "a.md" not in field.pages
+
+
 def test_refresh_page_does_not_follow_a_symlink(tmp_path):
     write_page(tmp_path, "secret.md", "# Secret\n")
     root = make_field(tmp_path / "f", {})

@@ -33,6 +33,8 @@ class IndexCommitted(Message):
     goes on with the next change at once instead of waiting for the app to take this one
     (``call_from_thread`` held it for up to 115 ms a commit while an agent wrote)."""
 
-    def __init__(self, batch) -> None:  # noqa: ANN001 - memtui.index.ChangeBatch
+    def __init__(self, batch, reads=None, field=None) -> None:  # noqa: ANN001 - see MemtuiApp.read_changes
         super().__init__()
-        self.batch = batch
+        self.batch = batch  # memtui.index.ChangeBatch
+        self.reads = reads  # its pages read already: (changed, gone), lists of (path, PageRead)
+        self.field = field  # the Field they were read for
