@@ -313,3 +313,26 @@ def test_a_merge_keeps_no_posting_of_the_merged_segments_in_memory(tmp_path) -> 
         writer.add_reader(SegmentReader(ix.storage, ix.schema, segment))
     assert writer.pool.fields == {} and len(writer.pool.sources) == 2  # read when written
     writer.cancel()
+
+
+def test_compact_hash_buckets_write_the_term_file_whoosh_writes() -> None:
+    from whoosh.filedb.filestore import RamStorage
+    from whoosh.filedb.filetables import OrderedHashReader, OrderedHashWriter
+
+    from memtui.index.fastwrite import PositionBucket, _compact_buckets
+
+    keys = sorted({f"term{n * 7919 % 5003}".encode() for n in range(3000)})
+    storage = RamStorage()
+    written = {}
+    for name in ("stock", "compact"):
+        writer = OrderedHashWriter(storage.create_file(name))
+        writer.add(keys[0], b"v0")
+        if name == "compact":  # the entry made before the buckets are swapped is kept
+            assert all(type(bucket) is PositionBucket for bucket in _compact_buckets(writer))
+        for key in keys[1:]:
+            writer.add(key, b"v" + key)
+        writer.close()
+        written[name] = storage.open_file(name).read()
+    assert written["compact"] == written["stock"]
+    reader = OrderedHashReader(storage.open_file("compact"), len(written["compact"]))
+    assert reader[keys[0]] == b"v0" and reader[keys[-1]] == b"v" + keys[-1]

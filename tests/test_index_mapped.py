@@ -79,3 +79,24 @@ def test_lengths_read_at_once_are_whooshs_own(sample_field: Path, tmp_path: Path
             reader.close()
     finally:
         svc.close()
+
+
+def test_the_merge_helper_reads_segments_in_place_too() -> None:
+    """The helper that merges a build's segments (``buildworker``, "optimize") opens its index
+    without ``store``: what it imports for that must install the mapped files on its own."""
+    import subprocess
+    import sys
+
+    probe = (
+        "import sys\n"
+        "from memtui.index.analysis import build_schema, codec\n"
+        "from memtui.index.fastwrite import FastSegmentWriter\n"
+        "from whoosh.filedb import compound\n"
+        "from memtui.index.mapped_files import ViewFile\n"
+        "assert 'memtui.index.store' not in sys.modules\n"
+        "print(compound.BufferFile is ViewFile)\n"
+    )
+    root = Path(__file__).resolve().parent.parent
+    out = subprocess.run([sys.executable, "-c", probe], cwd=root, capture_output=True, text=True, timeout=60)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == "True"

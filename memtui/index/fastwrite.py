@@ -47,7 +47,13 @@ from whoosh.system import pack_int, pack_long, pack_ushort
 from whoosh.util.numeric import length_to_byte
 from whoosh.writing import SegmentWriter
 
+from memtui.index import mapped_files
 from memtui.index.analysis import PageText, term_counts
+
+# A merge reads whole segments: through their memory map, not copied onto the heap. The
+# merge helper (``buildworker``) opens its index without ``store``, which installs this
+# too: it had copied all four segments of a 100,000-page build, 191 MB, before writing.
+mapped_files.install()
 
 INLINE_LIMIT = 4
 _TERMINFO = W3TermInfo._struct
@@ -203,8 +209,9 @@ class MergedSegment:
     Its documents are renumbered as Whoosh's writer renumbers them (``startdoc`` onwards, or
     ``docmap`` when it has deletions, whose documents are left out)."""
 
-    def __init__(self, reader: SegmentReader, startdoc: int, docmap: dict[int, int] | None) -> None:
+    def __init__(self, reader: SegmentReader, startdoc: int, docmap: dict[int, int] | None, close=None) -> None:
         self.reader = reader
+        self._close = close if close is not None else reader.close
         self.startdoc = startdoc
         self.docmap = docmap
         schema = reader.schema
@@ -232,7 +239,11 @@ class MergedSegment:
                 yield btext, ids, weights, values
 
     def close(self) -> None:
-        self.reader.close()
+        self._close()
+
+
+def _closed_later() -> None:
+    """The ``close`` of a reader a ``MergedSegment`` still reads (it closes it itself)."""
 
 
 def _known_columns(perdoc):
@@ -262,12 +273,16 @@ class FastSegmentWriter(SegmentWriter):
 
     def add_postings_to_pool(self, reader, startdoc, docmap) -> None:
         """A segment's postings are read when the new segment is written (``MergedSegment``),
-        through a reader of our own: the merge policy closes its reader when this returns."""
+        through the merge policy's reader, kept open until then: the policy closes it when
+        ``add_reader`` returns, so its ``close`` waits for the pool's cleanup. (A reader of our
+        own mapped each segment a second time: in a merge of four 49 MB segments of a
+        100,000-page index each had 80 MB resident.)"""
         if type(reader) is not SegmentReader:
             super().add_postings_to_pool(reader, startdoc, docmap)
             return
-        own = SegmentReader(self.storage, self.schema, reader.segment())
-        self.pool.add_source(MergedSegment(own, startdoc, docmap))
+        close = reader.close
+        reader.close = _closed_later
+        self.pool.add_source(MergedSegment(reader, startdoc, docmap, close))
 
     def add_reader(self, reader) -> None:
         """Whoosh's, with the merged segment's column lookups kept (``_known_columns``)."""
@@ -360,6 +375,44 @@ class FastSegmentWriter(SegmentWriter):
                 lengths_reader.close()
 
 
+class PositionBucket:
+    """One of the 256 buckets of Whoosh's ``HashWriter``: the (hash, position) of each term
+    entry, in two arrays. Whoosh keeps a list of tuples, about 130 bytes a term, held until
+    the term file is closed: a merge of a 100,000-page index writes millions of terms.
+    Iterated and measured as Whoosh's ``_write_hashes`` does, in the same order."""
+
+    __slots__ = ("hashes", "positions")
+
+    def __init__(self) -> None:
+        self.hashes = array("I")  # md5_hash: 32 bits
+        self.positions = array("q")
+
+    def append(self, pair: tuple[int, int]) -> None:
+        self.hashes.append(pair[0])
+        self.positions.append(pair[1])
+
+    def __len__(self) -> int:
+        return len(self.hashes)
+
+    def __iter__(self):
+        return zip(self.hashes, self.positions)
+
+
+def _compact_buckets(tindex) -> list[PositionBucket]:
+    """``tindex``'s buckets as ``PositionBucket``s (any entries already in them kept, in order)."""
+    buckets = tindex.buckets
+    if buckets and all(type(bucket) is PositionBucket for bucket in buckets):
+        return buckets
+    compact = []
+    for bucket in buckets:
+        kept = PositionBucket()
+        for pair in bucket:
+            kept.append(pair)
+        compact.append(kept)
+    tindex.buckets = compact
+    return compact
+
+
 class TermTable:
     """Writes term entries the way Whoosh's ``W3FieldWriter`` (``finish_term``) and its
     ``OrderedHashWriter`` (``add``) do, without their per-call overhead."""
@@ -367,6 +420,7 @@ class TermTable:
     def __init__(self, writer) -> None:
         self.writer = writer
         self.tindex = writer._tindex
+        self.buckets = _compact_buckets(self.tindex)
         self.tfile = self.tindex.dbfile.file
         self.postfile = writer._postfile
         self.pfile = self.postfile.file
@@ -380,7 +434,9 @@ class TermTable:
         tindex.index.append(pos)
         self.tfile.write(_LENGTHS.pack(len(key), len(value)) + key + value)
         h = md5_hash(key)
-        tindex.buckets[h & 255].append((h, pos))
+        bucket = self.buckets[h & 255]
+        bucket.hashes.append(h)
+        bucket.positions.append(pos)
         tindex.lastkey = key
 
     def blocks(self, btext: bytes, ids, weights, values, lengths: list[int] | None, fieldobj) -> None:
