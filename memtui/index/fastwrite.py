@@ -47,13 +47,7 @@ from whoosh.system import pack_int, pack_long, pack_ushort
 from whoosh.util.numeric import length_to_byte
 from whoosh.writing import SegmentWriter
 
-from memtui.index import mapped_files
 from memtui.index.analysis import PageText, term_counts
-
-# A merge reads whole segments: through their memory map, not copied onto the heap. The
-# merge helper (``buildworker``) opens its index without ``store``, which installs this
-# too: it had copied all four segments of a 100,000-page build, 191 MB, before writing.
-mapped_files.install()
 
 INLINE_LIMIT = 4
 _TERMINFO = W3TermInfo._struct
@@ -207,11 +201,14 @@ class MergedSegment:
     """A segment being merged into the writer's new one, read a term at a time as it is written.
 
     Its documents are renumbered as Whoosh's writer renumbers them (``startdoc`` onwards, or
-    ``docmap`` when it has deletions, whose documents are left out)."""
+    ``docmap`` when it has deletions, whose documents are left out). The merge policy closes
+    ``reader`` when ``add_reader`` returns, before the segment is written: its ``close`` is
+    kept here for ``close`` and the reader's own made to wait (``_closed_later``)."""
 
-    def __init__(self, reader: SegmentReader, startdoc: int, docmap: dict[int, int] | None, close=None) -> None:
+    def __init__(self, reader: SegmentReader, startdoc: int, docmap: dict[int, int] | None) -> None:
         self.reader = reader
-        self._close = close if close is not None else reader.close
+        self._close = reader.close
+        reader.close = _closed_later
         self.startdoc = startdoc
         self.docmap = docmap
         schema = reader.schema
@@ -280,9 +277,7 @@ class FastSegmentWriter(SegmentWriter):
         if type(reader) is not SegmentReader:
             super().add_postings_to_pool(reader, startdoc, docmap)
             return
-        close = reader.close
-        reader.close = _closed_later
-        self.pool.add_source(MergedSegment(reader, startdoc, docmap, close))
+        self.pool.add_source(MergedSegment(reader, startdoc, docmap))
 
     def add_reader(self, reader) -> None:
         """Whoosh's, with the merged segment's column lookups kept (``_known_columns``)."""

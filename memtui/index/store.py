@@ -54,11 +54,8 @@ from whoosh.fields import ensure_schema
 from whoosh.filedb.filestore import FileStorage
 from whoosh.index import TOC, FileIndex
 
-from memtui.index import mapped_files
 from memtui.store import locations, signing
 from memtui.store.safe_write import write_internal_file
-
-mapped_files.install()  # every index memtui opens goes through this module
 
 POINTER_FILE = "CURRENT"
 LOCK_FILE = "writer.lock"

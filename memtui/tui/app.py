@@ -601,9 +601,7 @@ class MemtuiApp(App):
             reads = None
             if field is not None and not batch.rescanned:
                 try:
-                    paths, gone = _batch_paths(batch)
-                    reads = ([(path, field.read_page(path)) for path in paths],
-                             [(path, field.read_page(path)) for path in gone])
+                    reads = _read_batch(field, batch)
                 except Exception:  # noqa: BLE001 - the UI thread reads them again and reports it
                     reads = None
             self.post_message(IndexCommitted(batch, reads, field))  # False once closing: nothing to do
@@ -632,9 +630,7 @@ class MemtuiApp(App):
         else:
             field = self.field
             if reads is None:
-                paths, gone = _batch_paths(batch)
-                reads = ([(path, field.read_page(path)) for path in paths],
-                         [(path, field.read_page(path)) for path in gone])
+                reads = _read_batch(field, batch)
             for path, read in reads[0]:
                 outcome = field.take_read(read)
                 if outcome in ("added", "changed"):
@@ -856,12 +852,14 @@ class MemtuiApp(App):
                 pass
 
 
-def _batch_paths(batch: ChangeBatch) -> tuple[list[str], list[str]]:
-    """The pages of a batch to read again: those added or changed (and where moved ones went),
-    then those gone (and where moved ones were), each once."""
+def _read_batch(field, batch: ChangeBatch):  # noqa: ANN001, ANN202 - Field, (reads, reads)
+    """The pages of a batch read again (``Field.read_page``, which changes nothing): those
+    added or changed (and where moved ones went), then those gone (and where moved ones
+    were), each once, as ``(path, read)`` pairs."""
     paths = [*batch.added, *batch.changed, *(new for _, new in batch.moved)]
     gone = [*batch.removed, *(old for old, _ in batch.moved)]
-    return list(dict.fromkeys(paths)), list(dict.fromkeys(gone))
+    return ([(path, field.read_page(path)) for path in dict.fromkeys(paths)],
+            [(path, field.read_page(path)) for path in dict.fromkeys(gone)])
 
 
 def _screen(module: str, name: str):
