@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 import sys
+from collections.abc import Iterable
 from typing import Any
 
 from rich.console import Console
@@ -58,6 +59,24 @@ def print_json(data: Any) -> None:
     sys.stdout.write("\n")
     sys.stdout.flush()
 
+
+
+def print_json_with_list(name: str, items: Iterable[Any], rest: dict[str, Any]) -> None:
+    """``print_json({name: list(items), **rest})``, with ``items`` written one a line as they
+    come (never one list or one string of them all) and ``rest`` indented as ``print_json`` does."""
+    write = sys.stdout.write
+    encode = json.JSONEncoder(ensure_ascii=True, default=str).encode
+    write("{\n  " + encode(name) + ": [")
+    first = True
+    for item in items:
+        write(("\n    " if first else ",\n    ") + encode(item))
+        first = False
+    write("]" if first else "\n  ]")
+    for key, value in rest.items():
+        body = json.dumps(value, indent=2, ensure_ascii=True, default=str).replace("\n", "\n  ")
+        write(",\n  " + encode(key) + ": " + body)
+    write("\n}\n")
+    sys.stdout.flush()
 
 
 def print_json_list(items: list[Any]) -> None:

@@ -620,7 +620,7 @@ def field_findings(field: Field, memo: CheckMemo, settings: RuleSettings | None 
             for finding in entry[-1]:
                 by_severity[finding.severity] -= 1
                 by_rule[finding.rule] -= 1
-        found = sorted((f for f in map(adjust, (f for part in parts for f in part)) if f is not None), key=_sort_key)
+        found = sorted((f for f in map(adjust, (f for part in parts for f in part)) if f is not None), key=finding_sort_key)
         for finding in found:
             by_severity[finding.severity] += 1
             by_rule[finding.rule] += 1
@@ -706,7 +706,7 @@ class _Single:
 
 
 def sort_findings(findings: Iterable[Finding]) -> list[Finding]:
-    return sorted(findings, key=_sort_key)
+    return sorted(findings, key=finding_sort_key)
 
 
 def summarise(findings: Iterable[Finding], pages: int) -> dict[str, Any]:
@@ -726,7 +726,8 @@ def _summary(pages: int, by_severity: Counter, by_rule: Counter, pages_with_find
     }
 
 
-def _sort_key(f: Finding) -> tuple:
+def finding_sort_key(f: Finding) -> tuple:
+    """The order of ``run_checks``: page, line, severity, rule, message."""
     return (f.path, f.line or 0, SEVERITY_ORDER[f.severity], f.rule, f.message)
 
 
@@ -748,16 +749,16 @@ class FindingTally:
         held = self._first.setdefault(finding.rule, [])
         held.append(finding)
         if len(held) >= 4 * max(self.keep, 1):
-            held.sort(key=_sort_key)
+            held.sort(key=finding_sort_key)
             del held[max(self.keep, 1) :]
 
     def first(self, rule: str) -> list[Finding]:
         """The first ``keep`` findings of ``rule``, sorted as ``run_checks`` sorts."""
-        return sorted(self._first.get(rule, ()), key=_sort_key)[: self.keep]
+        return sorted(self._first.get(rule, ()), key=finding_sort_key)[: self.keep]
 
     def severity_of(self, rule: str) -> str:
         """The severity of the rule's first finding (``memtui.toml`` may change it on some paths)."""
-        return min(self._first[rule], key=_sort_key).severity
+        return min(self._first[rule], key=finding_sort_key).severity
 
     def summary(self, pages: int) -> dict[str, Any]:
         """What ``summarise`` says of the same findings."""
