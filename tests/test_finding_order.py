@@ -69,3 +69,13 @@ def test_check_json_lists_every_finding_sorted_and_leaves_no_runs(tmp_path: Path
     assert int(done.stderr.split("runs ")[-1]) >= 9  # at most 500 a run in memory
     assert sum(data["summary"]["by_rule"].values()) == len(findings)
     assert list(runs.iterdir()) == []  # the runs were written there, and are gone
+    # --all prints the same findings, one a line, in the same order, through runs too
+    every = subprocess.run([sys.executable, "-c", code, "check", str(root), "--all"],
+                           capture_output=True, text=True, timeout=120, env=env)
+    assert every.returncode in (0, 1), every.stderr
+    lines = [line for line in every.stdout.splitlines() if line.startswith(("✖", "▲", "·"))]
+    assert [line.split("  ")[1:3] for line in lines] == [
+        [f.rule, f"{f.path}:{f.line}" if f.line else f.path] for f in findings
+    ]
+    assert int(every.stderr.split("runs ")[-1]) >= 9
+    assert list(runs.iterdir()) == []

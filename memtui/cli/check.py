@@ -17,7 +17,6 @@ from memtui.field.checks import (
     SEVERITY_ORDER,
     FindingTally,
     check_field,
-    sort_findings,
 )
 from memtui.field.finding_order import SortedFindings
 from memtui.review import ledger
@@ -56,45 +55,32 @@ def run(args: argparse.Namespace) -> int:
         args.check_parser.error("the following arguments are required: field")  # exits 2
     field = ledger.with_approvals(open_field(args.field, dialect=args.dialect))
     report = field_report(field)
-    if args.json:
-        # Sorted in runs, the rest on disk (``SortedFindings``), and written one a line: a
-        # million findings at 100,000 pages held as a list, with a dictionary each and one
-        # indented string of them all, peaked at 2.0 GB.
-        tally = FindingTally(0)
-        with SortedFindings() as found:
-
-            def emit(finding) -> None:
-                tally.add(finding)
-                found.add(finding)
-
-            check_field(field, emit)
-            summary = tally.summary(len(field))
-            summary.update(report.to_json())
-            summary["trust"] = trust_counts(field)
-            print_json_with_list("findings", (f.to_json() for f in found), {"summary": summary})
-        return 1 if summary["errors"] else 0
-    else:
-        # Counted as they come: the first few of each rule are kept, and with --all only the
-        # findings printed (a million findings at 100,000 pages are never one list).
-        tally = FindingTally(max(args.per_rule, 0))
-        kept: list = []
+    # Counted as they come (``FindingTally``: the first few of each rule); those listed, every
+    # one with --json or --all, are sorted in runs, the rest on disk (``SortedFindings``). A
+    # million findings at 100,000 pages held as a list, with a dictionary each and one
+    # indented JSON string of them all, peaked at 2.0 GB.
+    tally = FindingTally(0 if args.json else max(args.per_rule, 0))
+    with SortedFindings() as listed:
 
         def emit(finding) -> None:
             tally.add(finding)
-            if args.all and (not args.rule or finding.rule in args.rule):
-                kept.append(finding)
+            if args.json or (args.all and (not args.rule or finding.rule in args.rule)):
+                listed.add(finding)
 
         check_field(field, emit)
         summary = tally.summary(len(field))
-    summary.update(report.to_json())
-    summary["trust"] = trust_counts(field)
-    out = console()
-    for line in report.lines():
-        out.print(cell(line, style="dim"))
-    if args.all:
-        print_every_finding(sort_findings(kept))
-    else:
-        print_by_rule(tally, len(field), rules=args.rule)
+        summary.update(report.to_json())
+        summary["trust"] = trust_counts(field)
+        if args.json:
+            print_json_with_list("findings", (f.to_json() for f in listed), {"summary": summary})
+            return 1 if summary["errors"] else 0
+        out = console()
+        for line in report.lines():
+            out.print(cell(line, style="dim"))
+        if args.all:
+            print_every_finding(listed)
+        else:
+            print_by_rule(tally, len(field), rules=args.rule)
     out.print(
         Text(
             f"{plural(summary['pages'], 'page')}, {plural(summary['errors'], 'error')}, "
@@ -153,9 +139,9 @@ def print_every_finding(findings) -> None:
             line.append(f"  {finding.rule}  {_finding_line(finding)}")
             out.print(line)
         return
-    out.file.write("".join(
+    out.file.writelines(  # as they come: never one string of them all
         f"{SEVERITY_GLYPH[f.severity]}  {f.rule}  {_finding_line(f)}\n" for f in findings
-    ))
+    )
     out.file.flush()
 
 

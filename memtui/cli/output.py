@@ -61,35 +61,37 @@ def print_json(data: Any) -> None:
 
 
 
-def print_json_with_list(name: str, items: Iterable[Any], rest: dict[str, Any]) -> None:
-    """``print_json({name: list(items), **rest})``, with ``items`` written one a line as they
-    come (never one list or one string of them all) and ``rest`` indented as ``print_json`` does."""
+_ENCODE = json.JSONEncoder(ensure_ascii=True, default=str).encode  # the C encoder, one item at a time
+
+
+def _write_list(items: Iterable[Any], indent: str) -> None:
+    """A JSON list written as its items come, one a line at ``indent``, its closing bracket
+    two spaces less: never one list or one string of them all."""
     write = sys.stdout.write
-    encode = json.JSONEncoder(ensure_ascii=True, default=str).encode
-    write("{\n  " + encode(name) + ": [")
     first = True
+    write("[")
     for item in items:
-        write(("\n    " if first else ",\n    ") + encode(item))
+        write(("\n" if first else ",\n") + indent + _ENCODE(item))
         first = False
-    write("]" if first else "\n  ]")
+    write("]" if first else "\n" + indent[:-2] + "]")
+
+
+def print_json_with_list(name: str, items: Iterable[Any], rest: dict[str, Any]) -> None:
+    """``print_json({name: list(items), **rest})``, with ``items`` one a line (``_write_list``)
+    and ``rest`` indented as ``print_json`` does."""
+    write = sys.stdout.write
+    write("{\n  " + _ENCODE(name) + ": ")
+    _write_list(items, "    ")
     for key, value in rest.items():
         body = json.dumps(value, indent=2, ensure_ascii=True, default=str).replace("\n", "\n  ")
-        write(",\n  " + encode(key) + ": " + body)
+        write(",\n  " + _ENCODE(key) + ": " + body)
     write("\n}\n")
     sys.stdout.flush()
 
 
-def print_json_list(items: list[Any]) -> None:
+def print_json_list(items: Iterable[Any]) -> None:
     """A JSON list, one item a line: as valid as ``print_json`` and, for 100,000 items, about 3x faster
     (the indenting encoder is pure Python; a line per item uses the C one) and easy to grep."""
-    write = sys.stdout.write
-    encode = json.JSONEncoder(ensure_ascii=True, default=str).encode
-    if not items:
-        write("[]\n")
-    else:
-        write("[\n")
-        last = len(items) - 1
-        for index, item in enumerate(items):
-            write("  " + encode(item) + (",\n" if index < last else "\n"))
-        write("]\n")
+    _write_list(items, "  ")
+    sys.stdout.write("\n")
     sys.stdout.flush()
