@@ -157,3 +157,19 @@ def test_a_build_helpers_records_arrive_sharing_their_parts_and_read_the_same(tm
     assert light.meta == one.meta and light.title == "P1" and light.kind == "preference"
     assert light.links == () and light.problems == () and light.key_lines == {}
     assert light.hazards is sent[2].page_info().hazards
+
+
+def test_a_heading_that_repeats_the_title_is_held_once_and_one_that_differs_is_kept(tmp_path):
+    root = make_field(tmp_path / "f", {
+        "same.md": "---\ntitle: Door Down\n---\n# Door Down\n\nText.\n",
+        "other.md": "---\ntitle: Door Down\n---\n# Door Up\n\nText.\n",
+    })
+    for name in ("same.md", "other.md"):
+        os.utime(root / name, ns=(HOUR_AGO_NS, HOUR_AGO_NS))
+    fresh = Field.load(root).pages
+    cached = page_cache.read_infos(default_cache_dir(root))
+    for pages in (fresh, cached):
+        same, other = pages["same.md"], pages["other.md"]
+        assert same.heading_title == "Door Down" and same.heading_title is same.meta["title"]
+        assert other.heading_title == "Door Up" and other.meta["title"] == "Door Down"
+    assert cached == fresh

@@ -417,6 +417,8 @@ def summarise(parsed: ParsedPage, size: int, mtime_ns: int) -> PageInfo:
     fm = parsed.frontmatter
     b = parsed.body
     heading_title = next((title for _, level, title in b.headings if level == 1), None)
+    if heading_title is not None and heading_title == fm.data.get("title"):
+        heading_title = fm.data["title"]  # one string for both (most pages head with their title)
     text_for_hazards = parsed.text[1:] if parsed.has_bom else parsed.text
     hazards: list[tuple[int, int, str, str]] = []
     hazard_counts: dict[str, int] = {}
