@@ -390,7 +390,9 @@ class Field:
         self._claims_parts = None  # each page's claims in context, when a CheckMemo kept them (claims.keep_claims)
         self._backlinks: dict[str, list[tuple[str, int]]] | None = None
         self._trusts: dict[str, tuple] | None = None
-        self._read_at_ns: dict[str, int] = {}  # when each page was last read from disk
+        # When a page was last read from disk, kept only where it was modified within
+        # RACY_WINDOW_NS of that (``_is_racy``): 100,000 readings held 8 MB.
+        self._read_at_ns: dict[str, int] = {}
         self._read_order: dict[str, int] = {}  # of the reads ``take_read`` installed (monotonic)
         self._cache_stale = False
 
@@ -496,7 +498,8 @@ class Field:
     def add_pages(self, pages: dict[str, PageInfo], vanished: list[str], read_at: dict[str, int]) -> None:
         """Second half of a load: take pages read by ``read_entries``."""
         self.pages.update(pages)
-        self._read_at_ns.update(read_at)
+        for path, info in pages.items():
+            self._note_read(path, info, read_at.get(path))
         self.vanished.extend(vanished)
         if pages or vanished:
             self._cache_stale = True
@@ -513,6 +516,13 @@ class Field:
             (info for info in self.pages.values() if not self._is_racy(info)),
             signature=self.reader.signature,
         )
+
+    def _note_read(self, path: str, info: PageInfo | None, read_at_ns: int | None) -> None:
+        """Remember when ``path`` was read, if ``_is_racy`` will need it (else forget an older reading)."""
+        if info is not None and read_at_ns is not None and info.mtime_ns >= read_at_ns - RACY_WINDOW_NS:
+            self._read_at_ns[path] = read_at_ns
+        else:
+            self._read_at_ns.pop(path, None)
 
     def _is_racy(self, info: PageInfo) -> bool:
         """Was the page modified so shortly before it was read that a same-size rewrite
@@ -547,7 +557,7 @@ class Field:
         if self._read_order.get(path, 0) > read.order:
             return "same"  # read again since (memtui's own write): that reading stays
         before = self.pages.get(path)
-        self._read_at_ns[path] = read.read_at_ns
+        self._note_read(path, info, read.read_at_ns)
         self._read_order[path] = read.order
         if info is None:
             if before is None:
