@@ -97,6 +97,50 @@ async def test_every_list_marks_its_selection_with_a_glyph(sample_field: Path) -
         await settle(app, pilot)
 
 
+async def test_the_page_list_draws_again_only_rows_that_changed(sample_field: Path) -> None:
+    """A repaint reuses the rows drawn before (keys, an agent's changes, refills repaint the
+    whole list); a row whose cells changed, the cursor's old and new rows and a new theme
+    are drawn anew."""
+    app = make_app(sample_field)
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_ready(app, pilot)
+        table = app.screen.query_one(PageTable)
+        drawn: list[str] = []
+        render_cells = table._render_cells
+
+        def counting(cells, base, *, marker=" "):
+            drawn.append(marker + cells[0][0])
+            return render_cells(cells, base, marker=marker)
+
+        table._render_cells = counting
+        rows = [line for line in screen_text(app).splitlines() if line.strip()]
+
+        async def repaint() -> list[str]:
+            drawn.clear()
+            table.refresh()
+            await pilot.pause()
+            return [text for text in drawn if text != " state"]  # the header line is drawn each time
+
+        assert await repaint() == []
+        assert [line for line in screen_text(app).splitlines() if line.strip()] == rows
+        drawn.clear()
+        await pilot.press("down")
+        await pilot.pause()
+        assert sorted(text[0] for text in drawn if text != " state") == [" ", "▶"]  # the old row and the new
+        assert await repaint() == []
+        key = table.keys()[2]
+        state, *rest = table._cells[key]
+        table.update_cells(key, (state, ("A TITLE CHANGED ON DISK", ""), *rest[1:]))
+        await pilot.pause()
+        assert "A TITLE CHANGED ON DISK" in screen_text(app)
+        assert len(await repaint()) == 0
+        drawn.clear()
+        app.theme = "memtui-paper" if app.theme != "memtui-paper" else "memtui-dusk"
+        await pilot.pause()
+        assert len([text for text in drawn if text != " state"]) >= min(table.row_count, 10)  # in the new colours
+        assert await repaint() == []
+
+
 async def test_folders_roll_up_what_is_inside_them(sample_field: Path) -> None:
     app = make_app(sample_field)
     async with app.run_test(size=SIZE) as pilot:

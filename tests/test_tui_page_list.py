@@ -27,14 +27,16 @@ def _row(rng: random.Random, path: str) -> PageRow:
 def _same(made, whole) -> None:
     assert [row.path for row in made.visible] == [row.path for row in whole.visible]
     assert made.prepared.keys == whole.prepared.keys
-    assert made.prepared.index == whole.prepared.index
+    assert made.prepared.index == whole.prepared.index == {key: i for i, key in enumerate(made.prepared.keys)}
     assert made.prepared.cells == whole.prepared.cells
     assert made.prepared.fit == whole.prepared.fit
     assert made.counts == whole.counts
 
 
+@pytest.mark.parametrize("step", [7, page_list.STEP])  # rows per step of the walks made in C
 @pytest.mark.parametrize("sort", SORTS)
-def test_a_refill_from_the_last_list_is_the_list_made_from_every_row(sort: str) -> None:
+def test_a_refill_from_the_last_list_is_the_list_made_from_every_row(sort: str, step: int, monkeypatch) -> None:
+    monkeypatch.setattr(page_list, "STEP", step)
     rng = random.Random(sort)
     rows = {f"notes/p{n:03}.md": _row(rng, f"notes/p{n:03}.md") for n in range(300)}
     for filter_name, query, reverse in [("all", "", False), ("unreviewed", "", True), ("findings", "alpha", False),

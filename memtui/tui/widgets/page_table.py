@@ -20,7 +20,7 @@ from rich.segment import Segment
 from rich.style import Style
 from textual import events
 from textual.binding import Binding
-from textual.geometry import Size
+from textual.geometry import Region, Size
 from textual.message import Message
 from textual.reactive import reactive
 from textual.scroll_view import ScrollView
@@ -59,6 +59,33 @@ class PreparedRows:
     fit: dict[str, int]
 
 
+STRIP_CACHE = 1000  # rows kept drawn (a screen shows about forty)
+CELL_STYLES = ("header", "cursor", "error", "warning", "secondary", "accent", "success", "primary", "dim")
+
+
+class _Frame:
+    """What every row drawn together shares: the width, the widget's style and the cell
+    styles of the theme (each reading walks the styles: most of a row's drawing when
+    read per cell)."""
+
+    __slots__ = ("width", "base", "styles", "_table")
+
+    def __init__(self, table: PageTable) -> None:
+        self._table = table
+        self.width = table.scrollable_content_region.width
+        self.base = table.rich_style
+        self.styles: dict[str, Style] = {}
+
+    def style(self, name: str) -> Style:
+        style = self.styles.get(name)
+        if style is None:
+            style = self.styles[name] = self._table._style(name)
+        return style
+
+    def key(self, widths: list[int]) -> tuple:
+        return (self.width, tuple(widths), self.base, *(self.style(name) for name in CELL_STYLES))
+
+
 class _LazyCells(dict):
     """Row cells made on first use."""
 
@@ -84,17 +111,7 @@ class PageTable(ScrollView, can_focus=True):
         Binding("enter", "select", "Open", show=True),
     ]
 
-    COMPONENT_CLASSES = {
-        "page-table--header",
-        "page-table--cursor",
-        "page-table--error",
-        "page-table--warning",
-        "page-table--secondary",
-        "page-table--accent",
-        "page-table--success",
-        "page-table--primary",
-        "page-table--dim",
-    }
+    COMPONENT_CLASSES = {f"page-table--{name}" for name in CELL_STYLES}
 
     DEFAULT_CSS = """
     PageTable { height: 1fr; overflow-x: hidden; }
@@ -143,6 +160,12 @@ class PageTable(ScrollView, can_focus=True):
         self.sort_column: str | None = None
         self.sort_reverse = False
         self.empty_message = "nothing to show"
+        # Rows drawn before, by key: (its cells, on the cursor, the strip). A repaint (every
+        # key, every row an agent's change moves) draws again only the rows that changed;
+        # a change of width, column widths or colours empties it (``_frame_key``).
+        self._strips: dict[str, tuple[tuple[Cell, ...], bool, Strip]] = {}
+        self._strips_frame: tuple | None = None
+        self._frame: _Frame | None = None  # while render_lines draws
 
     # ------------------------------------------------------------------ data
     @property
@@ -295,21 +318,33 @@ class PageTable(ScrollView, can_focus=True):
         # A glyph marks the cursor row, so it is visible without colour (NO_COLOR, monochrome).
         segments: list[Segment] = [Segment(marker, base + Style(bold=True))]
         widths = self._widths or self._compute_widths(self.scrollable_content_region.width)
+        style_of = self._frame.style if self._frame is not None else self._style
         for (text, style_name), width in zip(cells, widths):
             if not width:
                 continue
             shown = text if cell_len(text) == width else set_cell_size(text, width)
             # On the cursor row every cell takes the cursor's colours (one readable pair).
-            style = base + self._style(style_name) if style_name and marker == " " else base
+            style = base + style_of(style_name) if style_name and marker == " " else base
             segments.append(Segment(shown, style))
             segments.append(Segment(" ", base))
         return segments
 
+    def render_lines(self, crop: Region) -> list[Strip]:
+        frame = self._frame = _Frame(self)
+        key = frame.key(self._widths)
+        if key != self._strips_frame:
+            self._strips.clear()
+            self._strips_frame = key
+        try:
+            return super().render_lines(crop)
+        finally:
+            self._frame = None
+
     def render_line(self, y: int) -> Strip:
-        width = self.scrollable_content_region.width
-        base = self.rich_style
+        frame = self._frame or _Frame(self)
+        width, base = frame.width, frame.base
         if y == 0:
-            header_style = base + self._style("header")
+            header_style = base + frame.style("header")
             labels = []
             for column in self.columns:
                 label = column.label
@@ -319,16 +354,23 @@ class PageTable(ScrollView, can_focus=True):
             return Strip(self._render_cells(labels, header_style)).adjust_cell_length(width, header_style)
         row_index = int(self.scroll_y) + y - 1
         if not self._keys and y == 1:
-            return Strip([Segment(set_cell_size(self.empty_message, width), base + self._style("dim"))])
+            return Strip([Segment(set_cell_size(self.empty_message, width), base + frame.style("dim"))])
         if row_index >= len(self._keys):
             return Strip.blank(width, base)
         key = self._keys[row_index]
-        style = base
-        if row_index == self.cursor:
-            style = base + self._style("cursor")
-        marker = CURSOR_MARK if row_index == self.cursor else " "
-        strip = Strip(self._render_cells(self._cells[key], style, marker=marker))
-        return strip.adjust_cell_length(width, style)
+        cells = self._cells[key]
+        on_cursor = row_index == self.cursor
+        drawn = self._strips.get(key) if self._frame is not None else None
+        if drawn is not None and drawn[0] is cells and drawn[1] == on_cursor:
+            return drawn[2]
+        style = base + frame.style("cursor") if on_cursor else base
+        strip = Strip(self._render_cells(cells, style, marker=CURSOR_MARK if on_cursor else " "))
+        strip = strip.adjust_cell_length(width, style)
+        if self._frame is not None:
+            if len(self._strips) >= STRIP_CACHE:
+                self._strips.clear()
+            self._strips[key] = (cells, on_cursor, strip)
+        return strip
 
     # ------------------------------------------------------------------ cursor
     def watch_cursor(self, old: int, new: int) -> None:
