@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 from pathlib import Path
 
 from memtui.tui.app import MemtuiApp
@@ -12,6 +13,17 @@ SIZE = (120, 40)
 
 def make_app(root: Path, *, theme: str = "memtui-dusk", use_index: bool = False, watch: bool = False) -> MemtuiApp:
     return MemtuiApp(root, use_index=use_index, watch=watch, theme=theme, settings=Settings(theme=theme))
+
+
+@contextlib.asynccontextmanager
+async def page_list_open(root: Path, size: tuple[int, int] = SIZE):
+    """The app open and ready on ``root``: (app, pilot, its page list)."""
+    from memtui.tui.widgets.page_table import PageTable
+
+    app = make_app(root)
+    async with app.run_test(size=size) as pilot:
+        await wait_ready(app, pilot)
+        yield app, pilot, app.screen.query_one(PageTable)
 
 
 async def wait_ready(app: MemtuiApp, pilot, *, index: bool = False) -> None:

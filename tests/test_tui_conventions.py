@@ -21,6 +21,7 @@ from tests.helpers_contrast import MINIMUM, failures
 from tests.helpers_tui import (
     SIZE,
     make_app,
+    page_list_open,
     rendered_text,
     screen_text,
     search_results,
@@ -101,10 +102,7 @@ async def test_the_page_list_draws_again_only_rows_that_changed(sample_field: Pa
     """A repaint reuses the rows drawn before (keys, an agent's changes, refills repaint the
     whole list); a row whose cells changed, the cursor's old and new rows and a new theme
     are drawn anew."""
-    app = make_app(sample_field)
-    async with app.run_test(size=SIZE) as pilot:
-        await wait_ready(app, pilot)
-        table = app.screen.query_one(PageTable)
+    async with page_list_open(sample_field) as (app, pilot, table):
         drawn: list[str] = []
         render_cells = table._render_cells
 

@@ -9,7 +9,14 @@ from pathlib import Path
 from memtui.tui.screens.editor import EditorScreen
 from memtui.tui.screens.page import PageScreen
 from memtui.tui.widgets.page_table import PageTable
-from tests.helpers_tui import SIZE, make_app, rendered_text, wait_ready
+from tests.helpers_tui import (
+    SIZE,
+    make_app,
+    page_list_open,
+    rendered_text,
+    screen_text,
+    wait_ready,
+)
 
 WAIT = 10.0  # generous upper bound for a loaded CI machine; the benchmark measures latency
 
@@ -123,6 +130,47 @@ async def test_the_status_line_and_tabs_repaint_without_laying_out_the_screen(sa
         await pilot.pause()
         assert "read-only" in rendered_text(app.screen.query_one("#status-text", Static)) != shown
         assert layouts == []
+        counts = filter_counts(app.screen.rows)
+        tab = app.screen.query_one("#filter-all", Tab)
+        app.screen._set_tab_labels({**counts, "all": counts["all"] + 1})  # as wide as before: a repaint
+        await pilot.pause()
+        assert tab.label_text.endswith(f" {counts['all'] + 1:,}") and f"{counts['all'] + 1:,}" in screen_text(app)
+        assert layouts == []
+        app.screen._set_tab_labels({**counts, "all": 123_456})  # wider: the bar is laid out again
+        await pilot.pause()
+        assert tab.label_text.endswith(" 123,456") and "123,456" in screen_text(app)
+        assert layouts and set(layouts) == {"filter-all"}
+
+
+async def test_rows_coming_and_going_move_the_scrollbar_without_laying_out_the_screen(sample_field: Path) -> None:
+    """A page list taller than the screen that gains or loses rows (an agent writing) sets its
+    height and scrollbar only; a list that starts or stops needing a scrollbar is laid out."""
+    async with page_list_open(sample_field) as (app, pilot, table):
+        layouts: list[int] = []
+        original = table.refresh
+
+        def refresh(*regions, **kwargs):
+            if kwargs.get("layout"):
+                layouts.append(table.row_count)
+            return original(*regions, **kwargs)
+
+        table.refresh = refresh
+        rows = [(key, table._cells[key]) for key in table.keys()]
+        assert len(rows) > table.scrollable_content_region.height
+        cells = rows[0][1]
+        table.set_rows([*rows, ("zz/new-page.md", cells)])
+        await pilot.pause()
+        assert table.virtual_size.height == len(rows) + 2 and layouts == []
+        await pilot.press("end")
+        await pilot.pause()
+        assert table.cursor_key == "zz/new-page.md" and table.scroll_y == table.max_scroll_y > 0
+        table.set_rows(rows[:-5])
+        await pilot.pause()
+        assert table.virtual_size.height == len(rows) - 4 and layouts == []
+        assert table.scroll_y <= table.max_scroll_y
+        table.set_rows(rows[:3])  # no scrollbar any more
+        await pilot.pause()
+        assert layouts and set(layouts) == {3} and table.virtual_size.height == 4
 
 
 async def test_pages_changed_in_a_burst_are_told_in_one_notice_then_the_rest_in_the_next(sample_field: Path) -> None:

@@ -16,7 +16,7 @@ from textual.binding import Binding
 from textual.content import Content
 from textual.css.query import NoMatches
 from textual.screen import Screen
-from textual.widgets import ContentSwitcher, Header, Static, Tab, Tabs, Tree
+from textual.widgets import ContentSwitcher, Header, Static, Tabs, Tree
 
 from memtui.textsafety import one_line
 from memtui.tui import safe
@@ -31,6 +31,7 @@ from memtui.tui.page_list import (
     sort_key,
     visible_rows,
 )
+from memtui.tui.widgets.count_tab import CountTab
 from memtui.tui.widgets.footer import MemtuiFooter
 from memtui.tui.widgets.lists import FilterBox, FilterInPlace
 from memtui.tui.widgets.page_table import FIT, Column, PageTable, PreparedRows
@@ -89,7 +90,7 @@ class BrowseScreen(FilterInPlace, Screen):
 
     def compose(self) -> ComposeResult:
         yield Header()
-        yield Tabs(*[Tab(self._tab_label(name, None), id=f"filter-{name}") for name in FILTERS], id="filters")
+        yield Tabs(*[CountTab(self._tab_label(name, None), id=f"filter-{name}") for name in FILTERS], id="filters")
         yield FilterBox(id="list-filter")
         with ContentSwitcher(initial="page-list", id="views"):
             yield PageTable(COLUMNS, id="page-list")
@@ -210,10 +211,7 @@ class BrowseScreen(FilterInPlace, Screen):
     def _set_tab_labels(self, counts: dict[str, int]) -> None:
         tabs = self.query_one(Tabs)
         for name in FILTERS:
-            tab = tabs.query_one(f"#filter-{name}", Tab)
-            label = self._tab_label(name, counts[name])
-            if tab.label_text != label.plain:  # a new label lays out the whole bar again
-                tab.label = label
+            tabs.query_one(f"#filter-{name}", CountTab).relabel(self._tab_label(name, counts[name]))
 
     def _visible_rows(self) -> list[PageRow]:
         return visible_rows(self.rows, self.filter, self.text_filter)

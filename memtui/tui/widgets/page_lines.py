@@ -18,9 +18,9 @@ from textual import events
 from textual.geometry import Region, Size
 from textual.scroll_view import ScrollView
 from textual.strip import Strip
-from textual.widget import Widget
 
 from memtui.tui.widgets.page_body import LINK_META, Rows
+from memtui.tui.widgets.scroll_size import set_virtual_size
 
 BLOCK = 256  # rows per partial sum
 MEASURE_BUDGET = 0.008  # seconds of background measuring per turn of the event loop
@@ -174,18 +174,7 @@ class PageLines(ScrollView, can_focus=True):
     def _sync_size(self) -> None:
         if self._heights is None:
             return
-        size = Size(self.scrollable_content_region.width, self._heights.total)
-        if size == self.virtual_size:
-            return
-        room = self.scrollable_content_region.height
-        if size.width == self.virtual_size.width and min(size.height, self.virtual_size.height) > room:
-            # Only the scrollbar changes (it was shown and stays): no need to lay the screen
-            # out again, which a change of ``virtual_size`` asks for (the side panel with it).
-            self.set_reactive(Widget.virtual_size, size)
-            self._scroll_update(size)
-            self.refresh()
-        else:
-            self.virtual_size = size
+        set_virtual_size(self, Size(self.scrollable_content_region.width, self._heights.total))
 
     def on_resize(self, event: events.Resize) -> None:
         self._layout()

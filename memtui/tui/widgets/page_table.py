@@ -26,6 +26,8 @@ from textual.reactive import reactive
 from textual.scroll_view import ScrollView
 from textual.strip import Strip
 
+from memtui.tui.widgets.scroll_size import set_virtual_size
+
 
 @dataclass(frozen=True)
 class Column:
@@ -246,8 +248,9 @@ class PageTable(ScrollView, can_focus=True):
         return fit
 
     def _set_virtual_size(self) -> None:
-        # As wide as the visible content: never a horizontal scrollbar over the last row.
-        self.virtual_size = Size(self.scrollable_content_region.width, len(self._keys) + 1)
+        # As wide as the visible content: never a horizontal scrollbar over the last row. Rows
+        # added or removed (an agent writing) move only the scrollbar: no layout of the screen.
+        set_virtual_size(self, Size(self.scrollable_content_region.width, len(self._keys) + 1))
 
     def update_cells(self, key: str, cells: tuple[Cell, ...]) -> None:
         """Change one row's cells in place (no reorder, no scroll)."""
