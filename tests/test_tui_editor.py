@@ -411,3 +411,43 @@ async def test_control_characters_are_placeholders_and_round_trip(tmp_path: Path
         await pilot.pause()
         await pilot.pause()
     assert target.read_bytes() == data.replace(b"next line\n", b"next line, edited [observed]\n")
+
+
+async def test_a_long_page_is_edited_without_joining_its_text_or_laying_out_at_each_key(tmp_path: Path) -> None:
+    """Textual's TextArea read the whole text for each line it drew (0.6 ms a line at 50,000
+    lines), and the status line laid the screen out at each cursor move: a key took 55-200 ms
+    on a 50,000-line page. The text is joined once per edit; a cursor move repaints."""
+    from textual.screen import Screen
+
+    root = tmp_path / "field"
+    write_page(root, "notes/long.md", "# Long\n\n" + "".join(f"- line {n} of a long log [observed]\n" for n in range(3000)))
+    app = make_app(root)
+    async with app.run_test(size=SIZE) as pilot:
+        editor = await open_editor(app, pilot, "notes/long.md")
+        area = editor.area
+        await pilot.pause()
+        assert area.text is area.text  # kept, not joined at each reading
+        layouts: list[int] = []
+        original = Screen._refresh_layout
+
+        def counting(self, *args, **kwargs):
+            layouts.append(1)
+            return original(self, *args, **kwargs)
+
+        Screen._refresh_layout = counting
+        try:
+            for key in ("down", "down", "end", "down"):
+                await pilot.press(key)
+                await pilot.pause()
+        finally:
+            Screen._refresh_layout = original
+        assert area.cursor_location == (3, len(area.document.get_line(3)))
+        assert "L4:" in str(editor.query_one("#editor-status").render())
+        assert len(layouts) <= 1  # a scroll may reflow the screen once, not each key
+        await pilot.press(*"XYZ")
+        await pilot.pause()
+        assert area.text.split("\n")[3].endswith("XYZ") and area.document.get_line(3).endswith("XYZ")
+        assert editor.dirty and area.text.count("XYZ") == 1
+        await pilot.press("backspace", "backspace", "backspace")
+        await pilot.pause()
+        assert not editor.dirty
