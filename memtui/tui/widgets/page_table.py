@@ -164,7 +164,7 @@ class PageTable(ScrollView, can_focus=True):
         self.empty_message = "nothing to show"
         # Rows drawn before, by key: (its cells, on the cursor, the strip). A repaint (every
         # key, every row an agent's change moves) draws again only the rows that changed;
-        # a change of width, column widths or colours empties it (``_frame_key``).
+        # a change of width, column widths or colours empties it (``_Frame.key``).
         self._strips: dict[str, tuple[tuple[Cell, ...], bool, Strip]] = {}
         self._strips_frame: tuple | None = None
         self._frame: _Frame | None = None  # while render_lines draws
