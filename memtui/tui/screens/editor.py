@@ -30,7 +30,7 @@ from textual import work
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical, VerticalScroll
-from textual.document._document import Document, DocumentBase
+from textual.document._document import Document
 from textual.document._wrapped_document import WrappedDocument
 from textual.screen import ModalScreen, Screen
 from textual.widgets import Button, Header, Input, Static, TextArea
@@ -102,29 +102,31 @@ class _TextKeptDocument(Document):
         return super().replace_range(start, end, text)
 
 
+class _UpgradedOnSet:
+    """An attribute TextArea sets to an object of Textual's ``plain`` class: the object is
+    given our subclass ``ours`` (same state, a cheaper method) as it is set."""
+
+    def __init__(self, plain: type, ours: type) -> None:
+        self.plain, self.ours = plain, ours
+
+    def __set_name__(self, owner: type, name: str) -> None:
+        self.slot = f"_{name}"
+
+    def __get__(self, obj, owner=None):  # noqa: ANN001, ANN204 - a descriptor's signature
+        return self if obj is None else getattr(obj, self.slot)
+
+    def __set__(self, obj, value) -> None:  # noqa: ANN001 - a descriptor's signature
+        if type(value) is self.plain:
+            value.__class__ = self.ours
+        setattr(obj, self.slot, value)
+
+
 class PageTextArea(TextArea):
     """The editor's TextArea: a wrapped document whose height is counted, not summed, and a
     document whose text is kept between edits."""
 
-    @property
-    def wrapped_document(self) -> WrappedDocument:
-        return self._wrapped
-
-    @wrapped_document.setter
-    def wrapped_document(self, document: WrappedDocument) -> None:
-        if type(document) is WrappedDocument:
-            document.__class__ = _CountedWrappedDocument
-        self._wrapped = document
-
-    @property
-    def document(self) -> DocumentBase:
-        return self._document
-
-    @document.setter
-    def document(self, document: DocumentBase) -> None:
-        if type(document) is Document:
-            document.__class__ = _TextKeptDocument
-        self._document = document
+    wrapped_document = _UpgradedOnSet(WrappedDocument, _CountedWrappedDocument)
+    document = _UpgradedOnSet(Document, _TextKeptDocument)
 
 
 def _cell(lines: tuple[str, ...], style: str = "") -> Text:
