@@ -58,6 +58,15 @@ def indexed(tmp_path_factory) -> IndexService:
     svc.close()
 
 
+@pytest.fixture
+def searcher(indexed):
+    """The service's searcher, held as ``IndexService.search`` holds it (its lock): a commit the
+    watcher makes late (it may still report the rewrites after the flush) would otherwise
+    replace it from the writer thread and close its readers while a test reads them."""
+    with indexed._search_lock:
+        yield indexed._current_searcher()
+
+
 def _queries() -> list[str]:
     rng = random.Random(11)
     out = []
@@ -94,15 +103,13 @@ def _same(ours: list[tuple[float, int]], theirs: list[tuple[float, int]]) -> Non
             assert their_score == pytest.approx(score, rel=1e-9)
 
 
-def test_the_index_under_test_has_segments_and_deleted_documents(indexed) -> None:
-    searcher = indexed._current_searcher()
+def test_the_index_under_test_has_segments_and_deleted_documents(searcher) -> None:
     assert len(searcher.reader().leaf_readers()) > 1
     assert any(reader.has_deletions() for reader, _ in searcher.reader().leaf_readers())
 
 
 @pytest.mark.parametrize("limit", [1, 5, 40])
-def test_bulk_ranks_every_query_as_whoosh_does(indexed, limit: int) -> None:
-    searcher = indexed._current_searcher()
+def test_bulk_ranks_every_query_as_whoosh_does(searcher, limit: int) -> None:
     langs = index_languages(searcher)
     compared = 0
     for text in _queries():
@@ -120,8 +127,7 @@ def test_bulk_ranks_every_query_as_whoosh_does(indexed, limit: int) -> None:
     assert compared > 150  # both passes of most queries, single CJK characters (prefixes) too
 
 
-def test_deleted_documents_are_never_returned(indexed) -> None:
-    searcher = indexed._current_searcher()
+def test_deleted_documents_are_never_returned(searcher) -> None:
     live = {hit.docnum for hit in searcher.search(wq.Every(), limit=None)}
     for text in _queries():
         parsed = parse_query(text, searcher.schema, langs=index_languages(searcher))
@@ -135,10 +141,9 @@ def test_deleted_documents_are_never_returned(indexed) -> None:
             assert {docnum for _, docnum in found} <= live
 
 
-def test_the_coordination_bonus_rises_with_the_terms_a_page_holds(indexed) -> None:
+def test_the_coordination_bonus_rises_with_the_terms_a_page_holds(searcher) -> None:
     """``Or(scale=s)`` of T terms: (sum of the scores + (m - 1) / (T - s)^2) * (T - 1) / T for a
     page holding m of them (the formula of Whoosh's CoordMatcher, with T fixed)."""
-    searcher = indexed._current_searcher()
     terms = [wq.Term("text", word) for word in ("w0", "w1", "w2", "w3")]
     plain = {d: v for v, d in bulk.top_docs(searcher, wq.Or(terms), 10_000, time.monotonic() + 30)}
     per_term = [{d for _, d in bulk.top_docs(searcher, t, 10_000, time.monotonic() + 30)} for t in terms]
@@ -153,8 +158,7 @@ def test_the_coordination_bonus_rises_with_the_terms_a_page_holds(indexed) -> No
     assert [d for _, d in best] == sorted(scaled, key=lambda d: (-scaled[d], d))[:5]
 
 
-def test_a_disjunction_scores_each_page_by_its_own_best_part(indexed) -> None:
-    searcher = indexed._current_searcher()
+def test_a_disjunction_scores_each_page_by_its_own_best_part(searcher) -> None:
     a, b = wq.Term("text", "w0"), wq.Term("text", "w7")
     union = {docnum: score for score, docnum in bulk.top_docs(searcher, wq.Or([a]), 10_000, time.monotonic() + 30)}
     other = {docnum: score for score, docnum in bulk.top_docs(searcher, wq.Or([b]), 10_000, time.monotonic() + 30)}
@@ -164,8 +168,7 @@ def test_a_disjunction_scores_each_page_by_its_own_best_part(indexed) -> None:
         assert score == pytest.approx(max(union.get(docnum, 0.0), other.get(docnum, 0.0)))
 
 
-def test_shapes_it_does_not_score_are_left_to_whoosh(indexed) -> None:
-    searcher = indexed._current_searcher()
+def test_shapes_it_does_not_score_are_left_to_whoosh(indexed, searcher) -> None:
     for query in (wq.Not(wq.Term("text", "w0")), wq.Phrase("text", ["w0", "w1"]), wq.Wildcard("text", "w1*"),
                   wq.Or([wq.Term("text", "w0"), wq.Term("text", "w1")], minmatch=2), wq.Prefix("status", "cur")):
         with pytest.raises(bulk.Unsupported):
@@ -174,7 +177,6 @@ def test_shapes_it_does_not_score_are_left_to_whoosh(indexed) -> None:
     assert indexed.search("w0 NOT w1", limit=5) is not None
 
 
-def test_a_passed_deadline_stops_it(indexed) -> None:
-    searcher = indexed._current_searcher()
+def test_a_passed_deadline_stops_it(searcher) -> None:
     with pytest.raises(bulk.OutOfTime):
         bulk.top_docs(searcher, wq.Or([wq.Term("text", "w0"), wq.Term("text", "w1")]), 10, time.monotonic() - 1)
