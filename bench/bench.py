@@ -61,7 +61,7 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
-from synthetic import generate_field, query_words, rewrite_page
+from synthetic import generate_field, query_words, rewrite_page  # noqa: E402 - after sys.path
 
 RESULTS_DIR = HERE / "results"
 TARGETS = {
@@ -184,8 +184,9 @@ def measure_process_build(ctx: BenchContext) -> dict:
     for attempt in range(3):
         xdg = ctx.work / f"process-build-{attempt}"
         env = {**os.environ, "XDG_CACHE_HOME": str(xdg / "cache"), "XDG_CONFIG_HOME": str(xdg / "config")}
-        seconds, peak = _run_watched([sys.executable, "-m", "memtui", "index", str(ctx.field), "--rebuild", "--json"],
-                                     env=env)
+        seconds, peak = _run_watched(
+            [sys.executable, "-m", "memtui", "index", str(ctx.field), "--rebuild", "--json"], env=env
+        )
         times.append(seconds)
         peaks.append(peak)
         shutil.rmtree(xdg, ignore_errors=True)
@@ -302,8 +303,18 @@ def phrase_queries(ctx: BenchContext, count: int) -> list[str]:
 # ---------------------------------------------------------------------- the TUI
 def _launch_tui(ctx: BenchContext, xdg: Path, *, keys: int) -> dict:
     """Start the app headless in a fresh process (bench/tui_launch.py); seconds from spawn."""
-    command = [sys.executable, str(HERE / "tui_launch.py"), str(ctx.field), "--xdg", str(xdg),
-               "--index", "--keys", str(keys), "--expected", str(len(ctx.pages))]
+    command = [
+        sys.executable,
+        str(HERE / "tui_launch.py"),
+        str(ctx.field),
+        "--xdg",
+        str(xdg),
+        "--index",
+        "--keys",
+        str(keys),
+        "--expected",
+        str(len(ctx.pages)),
+    ]
     spawned = time.time()
     done = subprocess.run(command, capture_output=True, text=True, timeout=600)
     if done.returncode != 0 or not done.stdout.strip():
@@ -338,8 +349,19 @@ def measure_storm(ctx: BenchContext) -> dict:
     """The TUI open and current while an agent writes 50 new pages a second for 10 s (through
     the real watcher): keystroke-to-repaint, and each page's write to found by search."""
     seconds = 10.0 if ctx.changes >= 50 else 2.0
-    command = [sys.executable, str(HERE / "tui_launch.py"), str(ctx.field), "--xdg", str(ctx.work / "tui-xdg"),
-               "--storm", "50", "--storm-seconds", str(seconds), "--expected", str(len(ctx.pages))]
+    command = [
+        sys.executable,
+        str(HERE / "tui_launch.py"),
+        str(ctx.field),
+        "--xdg",
+        str(ctx.work / "tui-xdg"),
+        "--storm",
+        "50",
+        "--storm-seconds",
+        str(seconds),
+        "--expected",
+        str(len(ctx.pages)),
+    ]
     try:
         done = subprocess.run(command, capture_output=True, text=True, check=True, timeout=900)
     finally:
@@ -361,8 +383,17 @@ def measure_trickle(ctx: BenchContext) -> dict:
     """The TUI open and current (watching the field) while an agent makes one change at a time,
     1.5 s apart, alternately a new page and a rewrite of an existing one: write to found by search."""
     changes = 20 if ctx.changes >= 50 else 4
-    command = [sys.executable, str(HERE / "tui_launch.py"), str(ctx.field), "--xdg", str(ctx.work / "tui-xdg"),
-               "--trickle", str(changes), "--expected", str(len(ctx.pages))]
+    command = [
+        sys.executable,
+        str(HERE / "tui_launch.py"),
+        str(ctx.field),
+        "--xdg",
+        str(ctx.work / "tui-xdg"),
+        "--trickle",
+        str(changes),
+        "--expected",
+        str(len(ctx.pages)),
+    ]
     try:
         done = subprocess.run(command, capture_output=True, text=True, check=True, timeout=900)
     finally:
@@ -454,14 +485,23 @@ def measure_claims(ctx: BenchContext) -> dict:
     uncited = len(select(claims, uncited=True))
     warm = []
     for _ in range(3):
-        done = subprocess.run([sys.executable, "-c", _CLAIMS_IN_A_FRESH_PROCESS, str(ctx.field)],
-                              capture_output=True, text=True, check=True, timeout=600)
+        done = subprocess.run(
+            [sys.executable, "-c", _CLAIMS_IN_A_FRESH_PROCESS, str(ctx.field)],
+            capture_output=True,
+            text=True,
+            check=True,
+            timeout=600,
+        )
         warm.append(json.loads(done.stdout.strip().splitlines()[-1])["seconds"])
     whole = []
     for _ in range(3):
         started = time.perf_counter()
-        subprocess.run([sys.executable, "-m", "memtui", "claims", str(ctx.field), "--uncited"],
-                       stdout=subprocess.DEVNULL, check=True, timeout=600)
+        subprocess.run(
+            [sys.executable, "-m", "memtui", "claims", str(ctx.field), "--uncited"],
+            stdout=subprocess.DEVNULL,
+            check=True,
+            timeout=600,
+        )
         whole.append(time.perf_counter() - started)
     return {
         "claims": len(claims),
@@ -565,8 +605,15 @@ def measure_commands(ctx: BenchContext) -> dict:
 
 
 # ---------------------------------------------------------------------- running
-def run_child(size: int, changes: int, queries: int, keep: Path | None, script: str = "latin",
-              only: list[str] | None = None, long_page: int = 50_000) -> dict:
+def run_child(
+    size: int,
+    changes: int,
+    queries: int,
+    keep: Path | None,
+    script: str = "latin",
+    only: list[str] | None = None,
+    long_page: int = 50_000,
+) -> dict:
     """Generate the field and run every measurement (or those named in ``only``) in this
     process; return the figures."""
     work = Path(tempfile.mkdtemp(prefix=f"memtui-bench-{size}-{script}-", dir=keep))
@@ -583,8 +630,7 @@ def run_child(size: int, changes: int, queries: int, keep: Path | None, script: 
         generated = time.perf_counter() - started
         field_bytes = sum((root / p).stat().st_size for p in pages)
         ctx = BenchContext(size, root, pages, work, changes, queries, script=script, long_page=long_page)
-        results: dict = {"pages": len(pages), "field_mb": field_bytes / 1e6, "generate_s": generated,
-                         "script": script}
+        results: dict = {"pages": len(pages), "field_mb": field_bytes / 1e6, "generate_s": generated, "script": script}
         for name, fn in MEASUREMENTS:
             if only and not any(word.lower() in name.lower() for word in only):
                 continue
@@ -717,12 +763,26 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--save", action="store_true", help="write the figures to bench/results/")
     parser.add_argument("--json", metavar="PATH", help="write the figures to this JSON file")
     parser.add_argument("--keep", metavar="DIR", help="generate fields under DIR and keep them")
-    parser.add_argument("--fields", nargs="+", choices=["latin", "cjk"], default=["latin", "cjk"],
-                        help="which synthetic fields: English (latin) and/or CJK-heavy (cjk); default both")
-    parser.add_argument("--only", nargs="+", metavar="WORD",
-                        help="run only the measurements whose name holds one of these words (e.g. claims)")
-    parser.add_argument("--long-page", type=int, default=50_000, metavar="LINES",
-                        help="lines of the page the long-page measurement opens (default 50,000)")
+    parser.add_argument(
+        "--fields",
+        nargs="+",
+        choices=["latin", "cjk"],
+        default=["latin", "cjk"],
+        help="which synthetic fields: English (latin) and/or CJK-heavy (cjk); default both",
+    )
+    parser.add_argument(
+        "--only",
+        nargs="+",
+        metavar="WORD",
+        help="run only the measurements whose name holds one of these words (e.g. claims)",
+    )
+    parser.add_argument(
+        "--long-page",
+        type=int,
+        default=50_000,
+        metavar="LINES",
+        help="lines of the page the long-page measurement opens (default 50,000)",
+    )
     parser.add_argument("--child", type=int, help=argparse.SUPPRESS)
     parser.add_argument("--script", default="latin", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
@@ -733,15 +793,28 @@ def main(argv: list[str] | None = None) -> int:
     if keep:
         keep.mkdir(parents=True, exist_ok=True)
     if args.child:
-        print(json.dumps(run_child(args.child, args.changes, args.queries, keep, args.script, args.only, args.long_page)))
+        print(
+            json.dumps(run_child(args.child, args.changes, args.queries, keep, args.script, args.only, args.long_page))
+        )
         return 0
     env = dict(os.environ)
     runs: list[tuple[int, str, dict]] = []
     for size in args.sizes:
         for script in args.fields:
-            command = [sys.executable, str(Path(__file__).resolve()), "--child", str(size),
-                       "--changes", str(args.changes), "--queries", str(args.queries), "--script", script,
-                       "--long-page", str(args.long_page)]
+            command = [
+                sys.executable,
+                str(Path(__file__).resolve()),
+                "--child",
+                str(size),
+                "--changes",
+                str(args.changes),
+                "--queries",
+                str(args.queries),
+                "--script",
+                script,
+                "--long-page",
+                str(args.long_page),
+            ]
             if args.only:
                 command += ["--only", *args.only]
             if keep:

@@ -73,7 +73,9 @@ def main() -> int:
     args = parser.parse_args()
     os.environ["XDG_CACHE_HOME"] = str(Path(args.xdg) / "cache")
     os.environ["XDG_CONFIG_HOME"] = str(Path(args.xdg) / "config")
-    result = asyncio.run(asyncio.wait_for(_measure(Path(args.field), args.page, keys=not args.open_only), timeout=TIMEOUT))
+    result = asyncio.run(
+        asyncio.wait_for(_measure(Path(args.field), args.page, keys=not args.open_only), timeout=TIMEOUT)
+    )
     print(json.dumps(result))
     return 0
 

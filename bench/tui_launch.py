@@ -47,9 +47,13 @@ async def _settled(app, *, quiet: float = 1.0, limit: float = 300.0) -> float:
     calm_since = None
     while time.perf_counter() - started < limit:
         index = app.index
-        busy = ((index is not None and (index.writing() or index.merging())) or app._analysis_pending
-                or app._analysis_timer or app._row_writes.running
-                or any(worker.state == WorkerState.RUNNING for worker in app.workers))
+        busy = (
+            (index is not None and (index.writing() or index.merging()))
+            or app._analysis_pending
+            or app._analysis_timer
+            or app._row_writes.running
+            or any(worker.state == WorkerState.RUNNING for worker in app.workers)
+        )
         now = time.perf_counter()
         if busy:
             calm_since = None
@@ -101,8 +105,11 @@ async def _storm(field: Path, *, rate: int, seconds: float, expected: int) -> di
         import subprocess
         import sys
 
-        proc = subprocess.Popen([sys.executable, "-I", "-c", _AGENT, str(folder), str(rate), str(int(rate * seconds))],
-                                stdout=subprocess.PIPE, text=True)
+        proc = subprocess.Popen(
+            [sys.executable, "-I", "-c", _AGENT, str(folder), str(rate), str(int(rate * seconds))],
+            stdout=subprocess.PIPE,
+            text=True,
+        )
         for line in proc.stdout:
             name, _, when = line.rpartition(" ")
             written[f"storm/{name}"] = float(when)
@@ -153,7 +160,7 @@ async def _storm(field: Path, *, rate: int, seconds: float, expected: int) -> di
             deadline = sent + 10
             while table.cursor == before and time.perf_counter() < deadline:
                 await asyncio.sleep(0.0005)
-            app.call_after_refresh(lambda: repainted.done() or repainted.set_result(None))
+            app.call_after_refresh(lambda done=repainted: done.done() or done.set_result(None))
             await repainted
             latencies.append(time.perf_counter() - sent)
             if stop.is_set() and time.monotonic() - max(written.values(), default=0) > 30:
@@ -205,7 +212,9 @@ async def _trickle(field: Path, *, changes: int, pause: float) -> dict:
                 lags = rewrite_lags
             while True:
                 # Asked from a thread, as the app's search box asks: the UI loop keeps running.
-                hits = await loop.run_in_executor(None, lambda: app.index.search(marker, limit=3) if app.index else [])
+                hits = await loop.run_in_executor(
+                    None, lambda marker=marker: app.index.search(marker, limit=3) if app.index else []
+                )
                 if any(hit.path == rel for hit in hits):
                     lags.append(time.perf_counter() - started)
                     break
@@ -214,8 +223,12 @@ async def _trickle(field: Path, *, changes: int, pause: float) -> dict:
                     break
                 await asyncio.sleep(0.005)
             await asyncio.sleep(pause)
-    return {"new_lags_s": [round(v, 4) for v in new_lags], "rewrite_lags_s": [round(v, 4) for v in rewrite_lags],
-            "missed": missed, "settle_s": settle_s}
+    return {
+        "new_lags_s": [round(v, 4) for v in new_lags],
+        "rewrite_lags_s": [round(v, 4) for v in rewrite_lags],
+        "missed": missed,
+        "settle_s": settle_s,
+    }
 
 
 async def _measure(field: Path, *, use_index: bool, keys: int, expected: int) -> dict:
@@ -258,7 +271,7 @@ async def _measure(field: Path, *, use_index: bool, keys: int, expected: int) ->
             app.post_message(events.Key("down" if before < table.row_count - 1 else "up", None))
             while table.cursor == before:
                 await asyncio.sleep(0.0005)
-            app.call_after_refresh(lambda: repainted.done() or repainted.set_result(None))
+            app.call_after_refresh(lambda done=repainted: done.done() or done.set_result(None))
             await repainted
             latencies.append(time.perf_counter() - sent)
             await asyncio.sleep(0.02)
@@ -280,10 +293,17 @@ def main() -> int:
     parser.add_argument("--index", action="store_true", help="open the search index as the app does")
     parser.add_argument("--keys", type=int, default=0)
     parser.add_argument("--expected", type=int, required=True, help="number of pages in the field")
-    parser.add_argument("--storm", type=int, default=0, metavar="RATE", help="new pages a second written while keys are pressed")
+    parser.add_argument(
+        "--storm", type=int, default=0, metavar="RATE", help="new pages a second written while keys are pressed"
+    )
     parser.add_argument("--storm-seconds", type=float, default=10.0)
-    parser.add_argument("--trickle", type=int, default=0, metavar="N",
-                        help="changes made one at a time (new pages and rewrites, alternately)")
+    parser.add_argument(
+        "--trickle",
+        type=int,
+        default=0,
+        metavar="N",
+        help="changes made one at a time (new pages and rewrites, alternately)",
+    )
     parser.add_argument("--trickle-pause", type=float, default=1.5)
     args = parser.parse_args()
     os.environ["XDG_CACHE_HOME"] = str(Path(args.xdg) / "cache")

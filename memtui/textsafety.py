@@ -91,9 +91,7 @@ _SURROGATES = "\ud800-\udfff"
 # (bidi, zero-width, tags ...); fillers; contextual characters; surrogates.
 _HAZARD_RE = re.compile(f"[{_CONTROLS}{_FORMAT}{_FILLERS}{_CONTEXTUAL}{_SURROGATES}]")
 # The same set but keeping carriage return (handled as a line ending elsewhere).
-_HAZARD_NO_CR_RE = re.compile(
-    f"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f\x80-\x9f{_FORMAT}{_FILLERS}{_CONTEXTUAL}{_SURROGATES}]"
-)
+_HAZARD_NO_CR_RE = re.compile(f"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f\x80-\x9f{_FORMAT}{_FILLERS}{_CONTEXTUAL}{_SURROGATES}]")
 _CONTEXTUAL_RE = re.compile(f"[{_CONTEXTUAL}]")
 _VARIATION_RE = re.compile(f"[{_VARIATION}]")
 _MONGOLIAN_FVS_RE = re.compile(f"[{_MONGOLIAN_FVS}]")
@@ -243,9 +241,7 @@ def visible(text: str, *, keep_newlines: bool = True, keep_tabs: bool = True) ->
     Newlines and tabs are kept (unless asked otherwise); a carriage return is
     shown as ``␍`` so CRLF files show their line endings in raw views.
     """
-    if _HAZARD_RE.search(text) is None and (keep_tabs or "\t" not in text) and (
-        keep_newlines or "\n" not in text
-    ):
+    if _HAZARD_RE.search(text) is None and (keep_tabs or "\t" not in text) and (keep_newlines or "\n" not in text):
         return text
     out = _HAZARD_RE.sub(_shown, text)
     if not keep_tabs:

@@ -57,7 +57,6 @@ def sample_field(tmp_path: Path) -> Path:
     return target
 
 
-
 @pytest.fixture
 async def _eager_tasks():
     """Run an async test's tasks the way ``App.run`` does on Python 3.12+: started eagerly.

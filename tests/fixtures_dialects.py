@@ -56,11 +56,15 @@ def claude_auto_memory(root: Path, *, index_lines: int = 12) -> Path:
         {
             "memory/MEMORY.md": "# Memory index\n" + "\n".join(pointers + filler) + "\n",
             "memory/deploy-windows.md": TOPIC.format(
-                name="Deploy windows", description="Ship on Tuesday and Thursday mornings", kind="feedback",
+                name="Deploy windows",
+                description="Ship on Tuesday and Thursday mornings",
+                kind="feedback",
                 body="Deploys go out Tuesday and Thursday before noon.\n\n**Why:** support is staffed then.",
             ),
             "memory/user-role.md": TOPIC.format(
-                name="User role", description="The user leads the platform team", kind="user",
+                name="User role",
+                description="The user leads the platform team",
+                kind="user",
                 body="The user leads platform and prefers short answers.",
             ),
             "memory/staging.md": (
@@ -137,44 +141,88 @@ def sidecar_store(root: Path, *, in_repository: bool = True) -> Path:
         f"{prefix}config.json": json.dumps({"version": 5, "project": {"id": "project.harbor", "name": "Harbor"}}),
         f"{prefix}memory/decisions/public-api-rest.md": bodies["rest"],
         f"{prefix}memory/decisions/public-api-rest.json": _sidecar(
-            "decision.public-api-rest", "decision", "superseded", "Public API: REST", bodies["rest"],
+            "decision.public-api-rest",
+            "decision",
+            "superseded",
+            "Public API: REST",
+            bodies["rest"],
             superseded_by="decision.public-api-graphql",
         ),
         f"{prefix}memory/decisions/public-api-graphql.md": bodies["graphql"],
         f"{prefix}memory/decisions/public-api-graphql.json": _sidecar(
-            "decision.public-api-graphql", "decision", "superseded", "Public API: GraphQL", bodies["graphql"],
-            superseded_by="decision.public-api-trpc", created_at="2026-04-03T10:00:00+00:00",
+            "decision.public-api-graphql",
+            "decision",
+            "superseded",
+            "Public API: GraphQL",
+            bodies["graphql"],
+            superseded_by="decision.public-api-trpc",
+            created_at="2026-04-03T10:00:00+00:00",
             updated_at="2026-08-20T10:00:00+00:00",
         ),
         f"{prefix}memory/decisions/public-api-trpc.md": bodies["trpc"],
         f"{prefix}memory/decisions/public-api-trpc.json": _sidecar(
-            "decision.public-api-trpc", "decision", "active", "Public API: tRPC", bodies["trpc"],
-            created_at="2026-08-20T10:00:00+00:00", updated_at="2026-08-20T10:00:00+00:00",
-            source={"kind": "user"}, tags=["api"],
+            "decision.public-api-trpc",
+            "decision",
+            "active",
+            "Public API: tRPC",
+            bodies["trpc"],
+            created_at="2026-08-20T10:00:00+00:00",
+            updated_at="2026-08-20T10:00:00+00:00",
+            source={"kind": "user"},
+            tags=["api"],
         ),
         f"{prefix}memory/gotchas/build-cache.md": bodies["cache"],
         f"{prefix}memory/gotchas/build-cache.json": _sidecar(
-            "gotcha.build-cache", "gotcha", "stale", "Clear the build cache after a Node upgrade", bodies["cache"],
+            "gotcha.build-cache",
+            "gotcha",
+            "stale",
+            "Clear the build cache after a Node upgrade",
+            bodies["cache"],
         ),
         f"{prefix}memory/questions/retry-owner.md": bodies["owner"],
         f"{prefix}memory/questions/retry-owner.json": _sidecar(
-            "question.retry-owner", "question", "open", "Who owns the retry queue?", bodies["owner"],
+            "question.retry-owner",
+            "question",
+            "open",
+            "Who owns the retry queue?",
+            bodies["owner"],
             origin={"kind": "url", "locator": "https://example.com/forum/thread"},
         ),
         f"{prefix}relations/decision-public-api-trpc-supersedes-decision-public-api-graphql.json": json.dumps(
-            {"id": "rel.x", "from": "decision.public-api-trpc", "predicate": "supersedes",
-             "to": "decision.public-api-graphql", "status": "active"}
+            {
+                "id": "rel.x",
+                "from": "decision.public-api-trpc",
+                "predicate": "supersedes",
+                "to": "decision.public-api-graphql",
+                "status": "active",
+            }
         ),
         f"{prefix}events.jsonl": "\n".join(
-            json.dumps(e) for e in [
-                {"actor": "agent", "event": "memory.created", "id": "decision.public-api-rest",
-                 "timestamp": "2026-01-14T10:00:00+00:00"},
-                {"actor": "agent", "event": "memory.superseded", "id": "decision.public-api-rest",
-                 "timestamp": "2026-04-03T10:00:00+00:00", "reason": "the April review chose GraphQL"},
-                {"actor": "agent", "event": "memory.marked_stale", "id": "gotcha.build-cache",
-                 "timestamp": "2026-09-01T10:00:00+00:00", "reason": "fixed upstream"},
+            json.dumps(e)
+            for e in [
+                {
+                    "actor": "agent",
+                    "event": "memory.created",
+                    "id": "decision.public-api-rest",
+                    "timestamp": "2026-01-14T10:00:00+00:00",
+                },
+                {
+                    "actor": "agent",
+                    "event": "memory.superseded",
+                    "id": "decision.public-api-rest",
+                    "timestamp": "2026-04-03T10:00:00+00:00",
+                    "reason": "the April review chose GraphQL",
+                },
+                {
+                    "actor": "agent",
+                    "event": "memory.marked_stale",
+                    "id": "gotcha.build-cache",
+                    "timestamp": "2026-09-01T10:00:00+00:00",
+                    "reason": "fixed upstream",
+                },
             ]
-        ) + "\n",
+        )
+        + "\n",
     }
     if in_repository:
         files["README.md"] = "# Harbor\n\nThe Harbor service.\n"
@@ -194,18 +242,18 @@ def obsidian_vault(root: Path) -> Path:
             ".obsidian/app.json": "{}",
             "Notes/Decisions/api-rest.md": (
                 "---\ntype: decision\nstatus: superseded\ncreated: 2026-01-14\n"
-                "superseded_by: \"[[Notes/Decisions/api-graphql]]\"\ntags: [api]\n---\n"
+                'superseded_by: "[[Notes/Decisions/api-graphql]]"\ntags: [api]\n---\n'
                 "# Public API: REST\n\nDecided at the kickoff.\n"
             ),
             "Notes/Decisions/api-graphql.md": (
                 "---\ntype: decision\nstatus: superseded\ncreated: 2026-04-03\n"
-                "supersedes: \"[[Notes/Decisions/api-rest]]\"\n"
-                "superseded_by: \"[[Notes/Decisions/api-trpc|tRPC]]\"\n---\n"
+                'supersedes: "[[Notes/Decisions/api-rest]]"\n'
+                'superseded_by: "[[Notes/Decisions/api-trpc|tRPC]]"\n---\n'
                 "# Public API: GraphQL\n\nDecided at the architecture review.\n"
             ),
             "Notes/Decisions/api-trpc.md": (
                 "---\ntype: decision\nstatus: active\ncreated: 2026-08-20\n"
-                "supersedes: \"[[Notes/Decisions/api-graphql]]\"\naliases: [API decision]\n---\n"
+                'supersedes: "[[Notes/Decisions/api-graphql]]"\naliases: [API decision]\n---\n'
                 "# Public API: tRPC\n\nDecided at planning. Diagram: ![[diagram.png]] and ![[icon.svg#icon]].\n"
                 "Write links like `[[Some Page]]` in backticks when you only show them.\n\n"
                 "```\n[[Also Not A Link]]\n```\n"
@@ -239,12 +287,12 @@ def exomem_knowledge_base(root: Path) -> Path:
             "_Schema/SKILL.md": "# Schema\n\nHow this knowledge base is kept.\n",
             "Notes/Patterns/retry-fixed.md": (
                 "---\nexomem_id: 7b4f2a10-0000-4000-8000-000000000001\ntype: pattern\nstatus: superseded\n"
-                "created: 2026-01-12\nsuperseded_by: \"[[Knowledge Base/Notes/Patterns/retry-jitter]]\"\n---\n"
+                'created: 2026-01-12\nsuperseded_by: "[[Knowledge Base/Notes/Patterns/retry-jitter]]"\n---\n'
                 "# Retry with a fixed interval\n"
             ),
             "Notes/Patterns/retry-jitter.md": (
                 "---\nexomem_id: 7b4f2a10-0000-4000-8000-000000000002\ntype: pattern\nstatus: active\n"
-                "created: 2026-06-10\nsupersedes: \"[[Knowledge Base/Notes/Patterns/retry-fixed]]\"\n---\n"
+                'created: 2026-06-10\nsupersedes: "[[Knowledge Base/Notes/Patterns/retry-fixed]]"\n---\n'
                 "# Retry with backoff and jitter\n\nSee [[Knowledge Base/Sources/backoff-article]].\n"
             ),
             "Sources/backoff-article.md": "---\ntype: source\nstatus: active\n---\n# Backoff article\n",

@@ -29,9 +29,7 @@ def git(root: Path, *args: str, input: bytes | None = None, env: dict[str, str] 
     full_env["HOME"] = str(root.parent)  # never the real ~/.gitconfig
     if env:
         full_env.update(env)
-    result = subprocess.run(
-        ["git", *args], cwd=root, input=input, capture_output=True, env=full_env, check=True
-    )
+    result = subprocess.run(["git", *args], cwd=root, input=input, capture_output=True, env=full_env, check=True)
     return result.stdout.decode("utf-8", "surrogateescape").strip()
 
 

@@ -34,8 +34,13 @@ class Terminal:
         self.windows: list[str] = []
 
     def _tmux(self, *args: str, check: bool = True) -> subprocess.CompletedProcess:
-        return subprocess.run(["tmux", "-L", self.socket, "-f", "/dev/null", *args], capture_output=True,
-                              text=True, check=check, timeout=30)
+        return subprocess.run(
+            ["tmux", "-L", self.socket, "-f", "/dev/null", *args],
+            capture_output=True,
+            text=True,
+            check=check,
+            timeout=30,
+        )
 
     def run(self, folder: Path, command: str = "") -> str:
         """Start ``cd folder && memtui`` in a new window; return the window's name."""

@@ -15,8 +15,22 @@ REPO = Path(__file__).resolve().parent.parent
 
 def run_bench(tmp_path: Path, *extra: str) -> tuple[str, dict]:
     out = tmp_path / "bench.json"
-    command = [sys.executable, str(REPO / "bench" / "bench.py"), "--sizes", "60", "--quick",
-               "--changes", "3", "--queries", "5", "--long-page", "2000", "--json", str(out), *extra]
+    command = [
+        sys.executable,
+        str(REPO / "bench" / "bench.py"),
+        "--sizes",
+        "60",
+        "--quick",
+        "--changes",
+        "3",
+        "--queries",
+        "5",
+        "--long-page",
+        "2000",
+        "--json",
+        str(out),
+        *extra,
+    ]
     done = subprocess.run(command, capture_output=True, text=True, timeout=240, cwd=REPO, check=False)
     assert done.returncode == 0, done.stderr
     return done.stdout, json.loads(out.read_text())
@@ -29,9 +43,21 @@ def assert_measured(figures: dict, script: str) -> None:
 
 def test_bench_runs_every_measurement_at_a_small_size(tmp_path: Path) -> None:
     stdout, data = run_bench(tmp_path, "--fields", "latin")
-    for label in ("full build, Whoosh", "SQLite FTS5", "build ratio", "warm open", "change latency p95",
-                  "search latency p95", "peak RSS", "TUI launch", "write storm", "long page",
-                  "claims, first read", "memtui check", "one change at a time"):
+    for label in (
+        "full build, Whoosh",
+        "SQLite FTS5",
+        "build ratio",
+        "warm open",
+        "change latency p95",
+        "search latency p95",
+        "peak RSS",
+        "TUI launch",
+        "write storm",
+        "long page",
+        "claims, first read",
+        "memtui check",
+        "one change at a time",
+    ):
         assert label in stdout
     assert_measured(data["results"]["60"], "latin")
     assert data["results"]["60"]["trickle_missed"] == 0 and data["results"]["60"]["trickle_new_p95_ms"] > 0

@@ -60,7 +60,17 @@ def test_fenced_code_is_data_not_claims_tags_or_links():
     assert body.tag_counts["stated"] == 1
     assert [link.target for link in body.links] == ["Real Link"]
     assert body.citations == []
-    assert [k for k in kinds(text).values()] == ["claim", "fence", "code", "code", "fence", "fence", "code", "fence", "claim"]
+    assert [k for k in kinds(text).values()] == [
+        "claim",
+        "fence",
+        "code",
+        "code",
+        "fence",
+        "fence",
+        "code",
+        "fence",
+        "claim",
+    ]
 
 
 def test_quotes_tables_rules_and_html_comments_are_not_untagged_claims():
@@ -185,7 +195,7 @@ def test_a_struck_line_with_no_successor_is_still_history():
 
 def test_wikilinks_with_labels_sections_and_columns():
     body = parse_body("See [[Harbor]] and [[decisions/public-api-trpc|the decision]] and [[TrackStream#Pricing]].\n")
-    assert [(l.target, l.label, l.section, l.line, l.column) for l in body.links] == [
+    assert [(link.target, link.label, link.section, link.line, link.column) for link in body.links] == [
         ("Harbor", None, None, 1, 5),
         ("decisions/public-api-trpc", "the decision", None, 1, 20),
         ("TrackStream", None, "Pricing", 1, 67),
@@ -193,7 +203,9 @@ def test_wikilinks_with_labels_sections_and_columns():
 
 
 def test_citations_single_and_multiple_and_markdown_links():
-    body = parse_body("Claim one [cite:1] and two [cite: 2, 3] and [CITE:4]. [stated]\nSee [docs](https://x.example/a \"t\").\n")
+    body = parse_body(
+        'Claim one [cite:1] and two [cite: 2, 3] and [CITE:4]. [stated]\nSee [docs](https://x.example/a "t").\n'
+    )
     assert [(c.number, c.line) for c in body.citations] == [(1, 1), (2, 1), (3, 1), (4, 1)]
     assert [(m.text, m.target, m.line) for m in body.markdown_links] == [("docs", "https://x.example/a", 2)]
 
@@ -227,8 +239,11 @@ def test_source_tags_constant_matches_the_format():
     assert body_mod.SOURCE_TAGS == ("stated", "observed", "inferred", "suggested")
 
 
-@pytest.mark.parametrize("line", ["x" * 100_000, "x y" * 30_000, "` " * 50_000, "[[ " * 30_000, "( " * 50_000],
-                         ids=["one word", "short words", "backticks", "brackets", "parentheses"])
+@pytest.mark.parametrize(
+    "line",
+    ["x" * 100_000, "x y" * 30_000, "` " * 50_000, "[[ " * 30_000, "( " * 50_000],
+    ids=["one word", "short words", "backticks", "brackets", "parentheses"],
+)
 def test_one_very_long_line_is_read_in_linear_time(line):
     """A page of one long word (a base64 blob, minified JSON) took seconds per 20,000 characters:
     the three-words test backtracked from every position. Quadratic at 100,000 characters is

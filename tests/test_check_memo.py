@@ -27,7 +27,9 @@ SAMPLE = Path(__file__).resolve().parent.parent / "sample-field"
 NAMES = ["ghost-1", "Ghost Two", "ghost-3", "Pricing", "notes/ghost-1", "../notes/ghost-3.md", "alias-x"]
 
 
-def _frontmatter(title: str, *, aliases: list[str] = (), ident: str | None = None, supersedes: str | None = None) -> str:
+def _frontmatter(
+    title: str, *, aliases: list[str] = (), ident: str | None = None, supersedes: str | None = None
+) -> str:
     lines = ["---", f"title: {title}", "kind: note", "origin: user", "updated: 2026-11-20"]
     if aliases:
         lines.append("aliases: [" + ", ".join(aliases) + "]")
@@ -52,7 +54,9 @@ class Agent:
     def step(self, field) -> str:
         rng = self.rng
         self.count += 1
-        action = rng.choice(["link", "add", "add", "remove", "retitle", "alias", "supersede", "rewrite", "approve", "route"])
+        action = rng.choice(
+            ["link", "add", "add", "remove", "retitle", "alias", "supersede", "rewrite", "approve", "route"]
+        )
         pages = self.pages()
         target = rng.choice(pages)
         if action == "approve":  # a review decision recorded (or taken back): the page's trust moves
@@ -63,7 +67,9 @@ class Agent:
                 field.approvals[path] = (field.pages[path].sha256, "reviewer")
         elif action == "route":  # the routing index points at a page (or at a name no page has yet)
             with (self.root / "MEMORY.md").open("a", encoding="utf-8") as handle:
-                handle.write(f"- more: {rng.choice(['notes/ghost-1.md', 'knowledge/ghost-3.md', pages[0].relative_to(self.root).as_posix()])}\n")
+                handle.write(
+                    f"- more: {rng.choice(['notes/ghost-1.md', 'knowledge/ghost-3.md', pages[0].relative_to(self.root).as_posix()])}\n"
+                )
         elif action == "link":
             names = NAMES + [p.stem for p in pages[:20]] + [info.title for info in list(field.pages.values())[:20]]
             with target.open("a", encoding="utf-8") as handle:
@@ -88,15 +94,23 @@ class Agent:
             infos = [info for info in field.pages.values() if info.id and not info.path.startswith("sessions/")]
             if infos:
                 old = rng.choice(infos)
-                claim = next((line for line in (self.root / old.path).read_text(encoding="utf-8").splitlines()
-                              if "[suggested]" in line or "[inferred]" in line), "- a new idea [suggested]")
+                claim = next(
+                    (
+                        line
+                        for line in (self.root / old.path).read_text(encoding="utf-8").splitlines()
+                        if "[suggested]" in line or "[inferred]" in line
+                    ),
+                    "- a new idea [suggested]",
+                )
                 stronger = re.sub(r"\[(suggested|inferred)\]", "[stated]", claim)
                 text = _frontmatter(f"Replaces {old.title}", ident=f"mem_new{self.count}", supersedes=old.id)
                 (self.root / "notes" / f"replaces-{self.count}.md").write_text(text + stronger + "\n", encoding="utf-8")
         else:
             with target.open("a", encoding="utf-8") as handle:
-                handle.write(f"\n- ~~an old note {self.count} [suggested]~~ superseded 2026-11-01\n"
-                             f"- an old note {self.count} [stated]\n")
+                handle.write(
+                    f"\n- ~~an old note {self.count} [suggested]~~ superseded 2026-11-01\n"
+                    f"- an old note {self.count} [stated]\n"
+                )
         return action
 
 
@@ -177,11 +191,15 @@ def test_a_rewrite_that_keeps_the_names_resolves_one_page_again(tmp_path: Path) 
     # A new page under a name another page links to: the linking pages are resolved again, not the rest.
     linking = [info.path for info in field.pages.values() if any(t == "ghost-page" for t, _ in info.links)]
     assert linking == []
-    (root / "notes" / "linker.md").write_text(_frontmatter("Linker") + "- see [[ghost-page]] [observed]\n", encoding="utf-8")
+    (root / "notes" / "linker.md").write_text(
+        _frontmatter("Linker") + "- see [[ghost-page]] [observed]\n", encoding="utf-8"
+    )
     field.rescan()
     broken = run_checks(field.snapshot(), memo=memo)
     assert any(f.rule == "link-broken" and f.path == "notes/linker.md" for f in broken)
-    (root / "knowledge" / "ghost-page.md").write_text(_frontmatter("Ghost page") + "- here [observed]\n", encoding="utf-8")
+    (root / "knowledge" / "ghost-page.md").write_text(
+        _frontmatter("Ghost page") + "- here [observed]\n", encoding="utf-8"
+    )
     field.rescan()
     snap = field.snapshot()
     fixed = run_checks(snap, memo=memo)

@@ -62,8 +62,13 @@ AICTX_CONFIG = {"config.json": '{"version": 5, "project": {"id": "project.x", "n
 
 
 def aictx_sidecar(body: str) -> str:
-    sidecar = {"id": "decision.a", "type": "decision", "status": "active", "title": "A",
-               "body_path": "memory/decisions/a.md"}
+    sidecar = {
+        "id": "decision.a",
+        "type": "decision",
+        "status": "active",
+        "title": "A",
+        "body_path": "memory/decisions/a.md",
+    }
     sidecar["content_hash"] = content_hash(sidecar, body)
     return json.dumps(sidecar)
 
@@ -201,8 +206,11 @@ CASES: dict[str, Case] = {
         {"big.md": "x" * 8000, "sessions/long-transcript.md": "x" * 20000},
     ),
     "untagged-claim": Case(  # memtui's tag rules apply where the field uses its source tags (notes/b.md)
-        {"notes/a.md": "Weekly check-in on Thursdays with Luis\n", "daily/2026-01-01.md": "Untagged lines in a daily log\n",
-         "notes/b.md": TAGGED},
+        {
+            "notes/a.md": "Weekly check-in on Thursdays with Luis\n",
+            "daily/2026-01-01.md": "Untagged lines in a daily log\n",
+            "notes/b.md": TAGGED,
+        },
         {
             "notes/a.md": "Weekly check-in on Thursdays with Luis [observed]\n",
             "daily/2026-01-01.md": "Untagged lines in a daily log\n",
@@ -269,8 +277,11 @@ CASES: dict[str, Case] = {
     "memory-too-long": Case({"MEMORY.md": "# MEMORY\n" + "p" * 15000}, {"MEMORY.md": "# MEMORY\n" + "p" * 14990}),
     "memory-missing-target": Case(  # a bare path is a pointer in memtui's format (notes/b.md has its tags)
         {"MEMORY.md": "# MEMORY\n- Contractor: people/old-contractor.md\n", "notes/b.md": TAGGED},
-        {"MEMORY.md": "# MEMORY\n- Contractor: people/old-contractor.md\n", "people/old-contractor.md": "# Old\n",
-         "notes/b.md": TAGGED},
+        {
+            "MEMORY.md": "# MEMORY\n- Contractor: people/old-contractor.md\n",
+            "people/old-contractor.md": "# Old\n",
+            "notes/b.md": TAGGED,
+        },
         expected_line=2,
     ),
     "memory-untrusted-target": Case(
@@ -321,14 +332,20 @@ CASES: dict[str, Case] = {
     ),
     "empty-page": Case({"notes/a.md": ""}, {"notes/a.md": "\n"}),
     "conflict-markers": Case(
-        {"notes/a.md": "# Queue\n\n<<<<<<< HEAD\nUse Redis for the queue. [stated]\n=======\n"
-                       "Use Postgres for the queue. [stated]\n>>>>>>> dream/nightly\n"},
+        {
+            "notes/a.md": "# Queue\n\n<<<<<<< HEAD\nUse Redis for the queue. [stated]\n=======\n"
+            "Use Postgres for the queue. [stated]\n>>>>>>> dream/nightly\n"
+        },
         # resolved; and markers shown in a code block, or a setext heading, are no conflict
-        {"notes/a.md": "Use Postgres for the queue. [observed]\n\n```\n<<<<<<< HEAD\nours\n=======\ntheirs\n"
-                       ">>>>>>> branch\n```\n\nA heading\n=======\n"},
+        {
+            "notes/a.md": "Use Postgres for the queue. [observed]\n\n```\n<<<<<<< HEAD\nours\n=======\ntheirs\n"
+            ">>>>>>> branch\n```\n\nA heading\n=======\n"
+        },
         expected_line=3,
     ),
-    "page-unreadable": Case({"notes/a.md": TAGGED}, {"notes/a.md": TAGGED}, setup=_folder_instead_of_page("notes/a.md")),
+    "page-unreadable": Case(
+        {"notes/a.md": TAGGED}, {"notes/a.md": TAGGED}, setup=_folder_instead_of_page("notes/a.md")
+    ),
     "folder-unreadable": Case(
         {"notes/a.md": TAGGED, "sub/b.md": TAGGED}, {"notes/a.md": TAGGED, "sub/b.md": TAGGED}, setup=_unlistable("sub")
     ),
@@ -341,7 +358,9 @@ CASES: dict[str, Case] = {
     "symlink-skipped": Case(
         {"notes/a.md": TAGGED}, {"notes/a.md": TAGGED}, setup=_symlink("alias.md", lambda root: root / "notes" / "a.md")
     ),
-    "page-vanished": Case({"notes/a.md": TAGGED, "notes/b.md": TAGGED}, {"notes/a.md": TAGGED}, setup=_vanish("notes/b.md")),
+    "page-vanished": Case(
+        {"notes/a.md": TAGGED, "notes/b.md": TAGGED}, {"notes/a.md": TAGGED}, setup=_vanish("notes/b.md")
+    ),
     "superseded-no-successor": Case(
         {"notes/a.md": page("status: superseded", TAGGED)},
         {"notes/a.md": page("status: superseded\nsuperseded_by: b", TAGGED), "notes/b.md": page("id: b", TAGGED)},
@@ -354,32 +373,49 @@ CASES: dict[str, Case] = {
     ),
     "import-broken": Case(
         {"CLAUDE.md": "# Project\nSee @docs/missing.md for the release steps.\n"},
-        {"CLAUDE.md": "# Project\nSee @docs/guide.md for the release steps, and `@not/an/import.md`.\n",
-         "docs/guide.md": "# Guide\n"},
+        {
+            "CLAUDE.md": "# Project\nSee @docs/guide.md for the release steps, and `@not/an/import.md`.\n",
+            "docs/guide.md": "# Guide\n",
+        },
         expected_line=2,
     ),
     "sidecar-invalid": Case(
         {**AICTX_CONFIG, "memory/decisions/a.md": "Body of a decision.\n", "memory/decisions/a.json": "{not json"},
-        {**AICTX_CONFIG, "memory/decisions/a.md": "Body of a decision.\n",
-         "memory/decisions/a.json": '{"id": "decision.a", "type": "decision", "status": "active", "title": "A"}'},
+        {
+            **AICTX_CONFIG,
+            "memory/decisions/a.md": "Body of a decision.\n",
+            "memory/decisions/a.json": '{"id": "decision.a", "type": "decision", "status": "active", "title": "A"}',
+        },
     ),
     "sidecar-hash-mismatch": Case(
-        {**AICTX_CONFIG, "memory/decisions/a.md": "Body of a decision, edited by hand.\n",
-         "memory/decisions/a.json": aictx_sidecar("Body of a decision.\n")},
-        {**AICTX_CONFIG, "memory/decisions/a.md": "Body of a decision.\n",
-         "memory/decisions/a.json": aictx_sidecar("Body of a decision.\n")},
+        {
+            **AICTX_CONFIG,
+            "memory/decisions/a.md": "Body of a decision, edited by hand.\n",
+            "memory/decisions/a.json": aictx_sidecar("Body of a decision.\n"),
+        },
+        {
+            **AICTX_CONFIG,
+            "memory/decisions/a.md": "Body of a decision.\n",
+            "memory/decisions/a.json": aictx_sidecar("Body of a decision.\n"),
+        },
     ),
     "tag-promoted": Case(
         {"notes/a.md": "- ~~Deploy on Fridays [suggested]~~ superseded 2026-02-01\n- Deploy on Fridays [stated]\n"},
-        {"notes/a.md": "- ~~Deploy on Fridays [suggested]~~ superseded 2026-02-01\n"
-                       "- Deploy on Fridays (standup 2026-02-01) [stated]\n"},  # a new source came with the tag
+        {
+            "notes/a.md": "- ~~Deploy on Fridays [suggested]~~ superseded 2026-02-01\n"
+            "- Deploy on Fridays (standup 2026-02-01) [stated]\n"
+        },  # a new source came with the tag
         expected_line=2,
     ),
     "stated-uncited": Case(
-        {"notes/a.md": page("sources: [sessions/s.md]", "Maya chose Postgres. [stated]\n"),
-         "sessions/s.md": "Maya: let's use Postgres.\n"},
-        {"notes/a.md": page("sources: [sessions/s.md]", "Maya chose Postgres [cite:1]. [stated]\n"),
-         "sessions/s.md": "Maya: let's use Postgres.\n"},
+        {
+            "notes/a.md": page("sources: [sessions/s.md]", "Maya chose Postgres. [stated]\n"),
+            "sessions/s.md": "Maya: let's use Postgres.\n",
+        },
+        {
+            "notes/a.md": page("sources: [sessions/s.md]", "Maya chose Postgres [cite:1]. [stated]\n"),
+            "sessions/s.md": "Maya: let's use Postgres.\n",
+        },
         expected_line=4,
     ),
     "settings-invalid": Case(
@@ -524,7 +560,9 @@ EXPECTED: dict[str, list[tuple[str, str, str | int]]] = {
     "knowledge/entities/trackstream.md": [
         ("cite-broken", "knowledge/entities/trackstream.md", "[cite:4] but the page has 2 sources")
     ],
-    "decisions/release-cadence-biweekly.md": [("supersedes-broken", "decisions/release-cadence-biweekly.md", "mem_1wk8")],
+    "decisions/release-cadence-biweekly.md": [
+        ("supersedes-broken", "decisions/release-cadence-biweekly.md", "mem_1wk8")
+    ],
     "notes/harbor-naming-opinion.md": [("kind-unknown", "notes/harbor-naming-opinion.md", "'opinion'")],
     "knowledge/entities/portlink.md": [("confidence-range", "knowledge/entities/portlink.md", "1.4")],
     "knowledge/projects/arch-review-2026-04-notes.md": [
@@ -639,8 +677,13 @@ def test_a_tally_counts_and_keeps_the_first_findings_of_each_rule_as_run_checks_
     rng = random.Random(keep)
     rules = ["link-broken", "stated-uncited", "page-size", "contradiction"]
     findings = [
-        Finding(rng.choice(rules), rng.choice(["error", "warning", "info"]), f"p{rng.randrange(50)}.md",
-                rng.choice([None, *range(1, 30)]), f"message {rng.randrange(5)}")
+        Finding(
+            rng.choice(rules),
+            rng.choice(["error", "warning", "info"]),
+            f"p{rng.randrange(50)}.md",
+            rng.choice([None, *range(1, 30)]),
+            f"message {rng.randrange(5)}",
+        )
         for _ in range(3000)
     ]
     tally = FindingTally(keep)

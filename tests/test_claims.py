@@ -16,8 +16,18 @@ from memtui.store import signed_chunks
 from tests.helpers_field import make_field, page, run_cli, run_cli_json
 from tests.helpers_review import git, init_repo
 
-CLAIM_KEYS = ["path", "line", "text", "tag", "cited", "citations", "line_status", "page_status", "trust",
-              "promoted_from"]
+CLAIM_KEYS = [
+    "path",
+    "line",
+    "text",
+    "tag",
+    "cited",
+    "citations",
+    "line_status",
+    "page_status",
+    "trust",
+    "promoted_from",
+]
 
 NOTES = {
     "notes/a.md": page(
@@ -57,8 +67,15 @@ def test_json_lists_every_claim_with_exactly_its_fields(notes, capsys):
     struck = by_line["notes/a.md", 9]
     assert (struck["tag"], struck["line_status"], struck["page_status"]) == ("suggested", "struck", "current")
     assert by_line["notes/a.md", 10] == {
-        "path": "notes/a.md", "line": 10, "text": "Use Redis for the queue", "tag": "stated", "cited": False,
-        "citations": [], "line_status": "current", "page_status": "current", "trust": "unknown",
+        "path": "notes/a.md",
+        "line": 10,
+        "text": "Use Redis for the queue",
+        "tag": "stated",
+        "cited": False,
+        "citations": [],
+        "line_status": "current",
+        "page_status": "current",
+        "trust": "unknown",
         "promoted_from": "suggested",
     }
     assert by_line["notes/a.md", 11]["citations"] == ["sessions/s.md#L1"]
@@ -102,12 +119,19 @@ def test_table_and_summary(notes, capsys):
     starts = [lines[0].index(h) for h in ("line", "status", "cited", "promoted", "text")]
     row = next(line for line in lines if "notes/a.md:10 " in line)
     assert [row[a:b].strip() for a, b in zip([0, *starts], [*starts, None])] == [
-        "[stated]", "notes/a.md:10", "current", "no", "[suggested]", "Use Redis for the queue",
+        "[stated]",
+        "notes/a.md:10",
+        "current",
+        "no",
+        "[suggested]",
+        "Use Redis for the queue",
     ]
     for line in lines[1:-1]:  # aligned: every value starts under its header
         assert all(line[start - 2 : start] == "  " and line[start] != " " for start in starts[:3])
     assert "struck" in next(line for line in lines if "notes/a.md:9 " in line)
-    assert out.strip().splitlines()[-1] == "6 claims: 2 suggested, 1 inferred, 1 observed, 2 stated; 1 promoted, 4 uncited"
+    assert (
+        out.strip().splitlines()[-1] == "6 claims: 2 suggested, 1 inferred, 1 observed, 2 stated; 1 promoted, 4 uncited"
+    )
     code, out, _ = run_cli(["claims", notes, "nothing like this"], capsys)
     assert out.strip() == "0 claims; 0 promoted, 0 uncited"
 
@@ -168,12 +192,15 @@ def test_a_weaker_tag_later_is_no_promotion(tmp_path, capsys):
 
 def test_line_numbers_with_frontmatter_crlf_and_a_bom(tmp_path, capsys):
     lf = "---\nid: x\ntitle: X\n---\n# X\n\nFirst fact here [observed]\n\n- Second fact here [stated]\n"
-    root = make_field(tmp_path / "f", {
-        "notes/lf.md": lf,
-        "notes/crlf.md": lf.replace("\n", "\r\n"),
-        "notes/bom.md": "\ufeff" + lf,
-        "notes/bom-crlf.md": ("\ufeff" + lf).replace("\n", "\r\n"),
-    })
+    root = make_field(
+        tmp_path / "f",
+        {
+            "notes/lf.md": lf,
+            "notes/crlf.md": lf.replace("\n", "\r\n"),
+            "notes/bom.md": "\ufeff" + lf,
+            "notes/bom-crlf.md": ("\ufeff" + lf).replace("\n", "\r\n"),
+        },
+    )
     data = _claims([root], capsys)
     lines = {}
     for c in data:
@@ -213,17 +240,20 @@ def test_claims_are_cached_by_content_hash_in_the_cache_folder(tmp_path):
     assert [c.to_json() for c in field_claims(open_field(root))] == first
 
 
-@pytest.mark.parametrize("bad", [
-    [[["%s", [(1, "text", "decided", False, "text", (), ())]]]],  # not a tag
-    [[["%s", [("1", "text", "stated", False, "text", (), ())]]]],  # a line that is not a number
-    [[["%s", [(1, "text", "stated", False, "text", ("x",), ())]]]],  # a citation that is not a number
-    [[["%s", [(1, "text", "stated")]]]],  # too short
-    [[["%s", {"a": 1}]]],
-    [[{"%s": 1}]],
-    ["not a chunk"],
-    [[["%s"]]],
-    "unsigned",
-])
+@pytest.mark.parametrize(
+    "bad",
+    [
+        [[["%s", [(1, "text", "decided", False, "text", (), ())]]]],  # not a tag
+        [[["%s", [("1", "text", "stated", False, "text", (), ())]]]],  # a line that is not a number
+        [[["%s", [(1, "text", "stated", False, "text", ("x",), ())]]]],  # a citation that is not a number
+        [[["%s", [(1, "text", "stated")]]]],  # too short
+        [[["%s", {"a": 1}]]],
+        [[{"%s": 1}]],
+        ["not a chunk"],
+        [[["%s"]]],
+        "unsigned",
+    ],
+)
 def test_a_damaged_claims_cache_is_read_again_from_the_pages(tmp_path, monkeypatch, bad):
     root = make_field(tmp_path / "f", {"notes/a.md": "- Deploy on Fridays [observed]\n"})
     field = open_field(root)
@@ -253,7 +283,7 @@ def test_a_damaged_claims_cache_is_read_again_from_the_pages(tmp_path, monkeypat
 def _in_context_streamed(field) -> list:
     seen: list = []
     claims_mod.each_page_in_context(field, seen.extend)
-    return sorted((json.dumps(c.to_json() | {"key": c.key, "new": c.new_citation}) for c in seen))
+    return sorted(json.dumps(c.to_json() | {"key": c.key, "new": c.new_citation}) for c in seen)
 
 
 def _in_context_kept(field) -> list:
@@ -263,8 +293,10 @@ def _in_context_kept(field) -> list:
 CHAIN = {
     **NOTES,
     "notes/old.md": page("id: old\ntitle: Old queue", "# Old\n\n- Workers scale on queue depth [suggested]\n"),
-    "notes/new.md": page("id: new\ntitle: New queue\nsupersedes: [old]",
-                         "# New\n\n- Workers scale on queue depth [stated]\n- A [observed] line\n"),
+    "notes/new.md": page(
+        "id: new\ntitle: New queue\nsupersedes: [old]",
+        "# New\n\n- Workers scale on queue depth [stated]\n- A [observed] line\n",
+    ),
     "notes/empty.md": "# No claims here\n",
 }
 
@@ -273,8 +305,9 @@ CHAIN = {
 def test_the_streamed_pass_puts_every_page_in_context_as_the_kept_list_does(tmp_path, monkeypatch, cache_state):
     root = make_field(tmp_path / "f", CHAIN)
     init_repo(root)
-    (root / "people/b.md").write_text("Dana leads engineering (kickoff 2026-01-14). [stated]\n"
-                                      "Dana owns hiring [stated]\n", encoding="utf-8")  # promoted since the commit
+    (root / "people/b.md").write_text(
+        "Dana leads engineering (kickoff 2026-01-14). [stated]\nDana owns hiring [stated]\n", encoding="utf-8"
+    )  # promoted since the commit
     monkeypatch.setattr(claims_mod, "CACHE", claims_mod.ClaimCache())
     field = open_field(root)
     expected = _in_context_kept(field)  # writes the cache file

@@ -59,7 +59,9 @@ def test_check_groups_findings_by_rule_and_all_prints_every_one(tmp_path, capsys
     """The human output prints each rule's count and its first few findings (a 10k-page
     field has 40,000); ``--all`` prints every one on its own line; ``--rule`` narrows."""
     pages = {
-        f"notes/n{i:02}.md": page("kind: semantic\nreviewed: true", f"- Fact {i} is untagged here and long enough to count\n")
+        f"notes/n{i:02}.md": page(
+            "kind: semantic\nreviewed: true", f"- Fact {i} is untagged here and long enough to count\n"
+        )
         for i in range(25)
     }
     pages["notes/links.md"] = "See [[Nowhere At All]]. [observed]\n"
@@ -86,7 +88,9 @@ def test_check_exit_codes(tmp_path, capsys):
     code, out, _ = run_cli(["check", clean], capsys)
     assert code == 0 and "1 page, 0 errors, 0 warnings, 0 notes" in out
 
-    warnings_only = make_field(tmp_path / "warn", {"notes/a.md": page("kind: opinion", "Tagged fact line here. [stated]\n")})
+    warnings_only = make_field(
+        tmp_path / "warn", {"notes/a.md": page("kind: opinion", "Tagged fact line here. [stated]\n")}
+    )
     code, data, _ = run_cli_json(["check", warnings_only], capsys)
     assert code == 0 and data["summary"]["warnings"] == 1 and data["summary"]["errors"] == 0
 
@@ -136,12 +140,18 @@ def test_check_in_a_subprocess_exit_codes(tmp_path, sample_field):
     env = {**os.environ, "PYTHONIOENCODING": "utf-8"}
     missing = subprocess.run(
         [sys.executable, "-m", "memtui", "check", str(tmp_path / "missing")],
-        capture_output=True, text=True, timeout=60, env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env=env,
     )
     assert missing.returncode == 2 and "Traceback" not in missing.stderr and "no such folder" in missing.stderr
     sample = subprocess.run(
         [sys.executable, "-m", "memtui", "check", str(sample_field), "--json"],
-        capture_output=True, text=True, timeout=60, env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env=env,
     )
     assert sample.returncode == 1
     assert len(json.loads(sample.stdout)["findings"]) > 0
@@ -269,7 +279,11 @@ def test_demo_keep_says_where_the_sample_field_is(capsys, monkeypatch, tmp_path)
     """Wheel users have no sample-field/ folder: demo --keep tells them where the copy is."""
     launched = []
     monkeypatch.setattr(open_cmd, "_launch", lambda path, args: launched.append(path) or 0)
-    monkeypatch.setattr(open_cmd, "copy_sample_field", lambda: (tmp_path / "d" / "sample-field").mkdir(parents=True) or tmp_path / "d" / "sample-field")
+    monkeypatch.setattr(
+        open_cmd,
+        "copy_sample_field",
+        lambda: (tmp_path / "d" / "sample-field").mkdir(parents=True) or tmp_path / "d" / "sample-field",
+    )
     code, out, _ = run_cli(["demo", "--keep"], capsys)
     assert code == 0 and launched
     assert f"the sample field is kept at {launched[0]}" in out and f"memtui check {launched[0]}" in out

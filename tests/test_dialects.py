@@ -111,7 +111,9 @@ def test_auto_memory_topic_files_read_name_description_and_type(tmp_path):
     field = open_field(fx.claude_auto_memory(tmp_path / "cc"))
     topic = field.pages["memory/deploy-windows.md"]
     assert (topic.title, topic.kind, topic.description) == (
-        "Deploy windows", "feedback", "Ship on Tuesday and Thursday mornings"
+        "Deploy windows",
+        "feedback",
+        "Ship on Tuesday and Thursday mornings",
     )
     assert field.pages["memory/staging.md"].kind == "project"  # type under metadata:
     assert field.pages["memory/MEMORY.md"].role == "index"
@@ -175,7 +177,11 @@ def test_sidecar_status_chain_title_kind_dates_and_origin(tmp_path):
     assert status[base + "questions/retry-owner.md"] == CURRENT  # open is not stale
     trpc = field.pages[base + "decisions/public-api-trpc.md"]
     assert (trpc.title, trpc.kind, trpc.created, trpc.updated, trpc.origin) == (
-        "Public API: tRPC", "decision", "2026-08-20T10:00:00+00:00", "2026-08-20T10:00:00+00:00", "user"
+        "Public API: tRPC",
+        "decision",
+        "2026-08-20T10:00:00+00:00",
+        "2026-08-20T10:00:00+00:00",
+        "user",
     )
     # [[decision.public-api-graphql]] names an object by id.
     assert field.resolve("decision.public-api-graphql", near=trpc.path).path == base + "decisions/public-api-graphql.md"
@@ -187,7 +193,9 @@ def test_three_versions_in_a_sidecar_store(tmp_path, capsys):
     assert main(["history", str(root), "decision.public-api-trpc", "--json"]) == 0
     versions = json.loads(capsys.readouterr().out)
     assert [(v["title"], v["status"]) for v in versions] == [
-        ("Public API: REST", "superseded"), ("Public API: GraphQL", "superseded"), ("Public API: tRPC", "current")
+        ("Public API: REST", "superseded"),
+        ("Public API: GraphQL", "superseded"),
+        ("Public API: tRPC", "current"),
     ]
     assert versions[0]["events"][1]["event"] == "memory.superseded"
     assert versions[0]["events"][1]["reason"] == "the April review chose GraphQL"
@@ -245,7 +253,9 @@ def test_obsidian_history_from_frontmatter_wikilinks(tmp_path, capsys):
     assert main(["history", str(root), "Notes/Decisions/api-trpc.md", "--json"]) == 0
     versions = json.loads(capsys.readouterr().out)
     assert [(v["title"], v["status"]) for v in versions] == [
-        ("Public API: REST", "superseded"), ("Public API: GraphQL", "superseded"), ("Public API: tRPC", "current")
+        ("Public API: REST", "superseded"),
+        ("Public API: GraphQL", "superseded"),
+        ("Public API: tRPC", "current"),
     ]
 
 
@@ -275,11 +285,14 @@ def test_a_vault_inside_a_bigger_vault_resolves_vault_root_paths(tmp_path):
 
 
 def test_a_missing_non_ascii_link_is_never_resolved_by_a_slug(tmp_path):
-    root = make_field(tmp_path / "f", {
-        "Obsidian 官方同步简介.md": "# 简介\n",
-        "obsidian.md": "# Obsidian\n",
-        "index.md": "- [[Obsidian 官方同步]]\n- [[Obsidian 官方同步简介]]\n",
-    })
+    root = make_field(
+        tmp_path / "f",
+        {
+            "Obsidian 官方同步简介.md": "# 简介\n",
+            "obsidian.md": "# Obsidian\n",
+            "index.md": "- [[Obsidian 官方同步]]\n- [[Obsidian 官方同步简介]]\n",
+        },
+    )
     field = open_field(root)
     assert field.resolve("Obsidian 官方同步") is None
     assert [f.message for f in run_checks(field)] == ["[[Obsidian 官方同步]] matches no page"]
@@ -303,12 +316,15 @@ def test_basic_memory_categories_are_not_source_tags(tmp_path):
 
 def test_rule_settings_change_severities_switch_rules_off_and_say_so(tmp_path, capsys):
     long_page = "---\ntitle: Long\n---\n" + "A sentence that states something clearly. [observed]\n" * 300
-    root = make_field(tmp_path / "f", {
-        "notes/long.md": long_page,
-        "notes/links.md": "See [[Nowhere]]. [observed]\n",
-        "templates/t.md": "See [[Template Target]]. [observed]\n",
-        "memtui.toml": "ignore = ['templates/**']\n[rules]\npage-size = 'off'\nlink-broken = 'info'\n",
-    })
+    root = make_field(
+        tmp_path / "f",
+        {
+            "notes/long.md": long_page,
+            "notes/links.md": "See [[Nowhere]]. [observed]\n",
+            "templates/t.md": "See [[Template Target]]. [observed]\n",
+            "memtui.toml": "ignore = ['templates/**']\n[rules]\npage-size = 'off'\nlink-broken = 'info'\n",
+        },
+    )
     code, out = _check_json(root, capsys)
     assert [(f["rule"], f["severity"], f["path"]) for f in out["findings"]] == [
         ("link-broken", "info", "notes/links.md")
@@ -357,10 +373,13 @@ def test_no_false_error_on_a_healthy_field_of_each_format(builder, tmp_path, cap
 
 
 def test_a_status_with_words_after_it_still_counts(tmp_path):
-    root = make_field(tmp_path / "adr", {
-        "adr/0001-rest.md": "---\nstatus: superseded by [[0002-graphql|ADR 2]]\n---\n# Use REST\n",
-        "adr/0002-graphql.md": "---\nlifecycle: Deprecated (2026-05)\n---\n# Use GraphQL\n",
-    })
+    root = make_field(
+        tmp_path / "adr",
+        {
+            "adr/0001-rest.md": "---\nstatus: superseded by [[0002-graphql|ADR 2]]\n---\n# Use REST\n",
+            "adr/0002-graphql.md": "---\nlifecycle: Deprecated (2026-05)\n---\n# Use GraphQL\n",
+        },
+    )
     field = open_field(root)
     assert field.history.status["adr/0001-rest.md"] == SUPERSEDED
     assert field.history.replaced_by["adr/0001-rest.md"] == ["adr/0002-graphql.md"]
@@ -369,20 +388,28 @@ def test_a_status_with_words_after_it_still_counts(tmp_path):
 
 def test_basic_memory_supersedes_relations_are_history(tmp_path):
     root = fx.basic_memory(tmp_path / "bm")
-    make_field(root, {"notes/auth-v2.md": (
-        "---\ntitle: Authentication v2\ntype: note\npermalink: auth-v2\n---\n# Authentication v2\n\n"
-        "- [decision] Sessions move to signed cookies\n\n## Relations\n- supersedes [[Authentication Design]]\n"
-    )})
+    make_field(
+        root,
+        {
+            "notes/auth-v2.md": (
+                "---\ntitle: Authentication v2\ntype: note\npermalink: auth-v2\n---\n# Authentication v2\n\n"
+                "- [decision] Sessions move to signed cookies\n\n## Relations\n- supersedes [[Authentication Design]]\n"
+            )
+        },
+    )
     field = open_field(root)
     assert field.history.status["notes/auth-design.md"] == SUPERSEDED
     assert field.history.status["notes/auth-v2.md"] == CURRENT
 
 
 def test_frontmatter_that_does_not_parse_still_says_what_the_page_is(tmp_path):
-    root = make_field(tmp_path / "f", {
-        "notes/old.md": "---\ntitle: Deploys: the old way\nstatus: deprecated\nreviewed: true\n---\nBody.\n",
-        "notes/index.md": "See [[Deploys: the old way]].\n",
-    })
+    root = make_field(
+        tmp_path / "f",
+        {
+            "notes/old.md": "---\ntitle: Deploys: the old way\nstatus: deprecated\nreviewed: true\n---\nBody.\n",
+            "notes/index.md": "See [[Deploys: the old way]].\n",
+        },
+    )
     field = open_field(root)
     old = field.pages["notes/old.md"]
     assert (old.title, old.declared_status) == ("Deploys: the old way", "stale")
@@ -393,10 +420,13 @@ def test_frontmatter_that_does_not_parse_still_says_what_the_page_is(tmp_path):
 
 def test_author_year_placeholders_and_prose_file_names_are_not_errors(tmp_path):
     root = fx.claude_auto_memory(tmp_path / "cc")
-    make_field(root, {
-        "memory/MEMORY.md": "# Index\n- [Deploy windows](deploy-windows.md)\n- In the other repo, prompt.md holds the prompt\n",
-        "docs/draft.md": "Prior work [CITE: 2024] showed it.\n",
-    })
+    make_field(
+        root,
+        {
+            "memory/MEMORY.md": "# Index\n- [Deploy windows](deploy-windows.md)\n- In the other repo, prompt.md holds the prompt\n",
+            "docs/draft.md": "Prior work [CITE: 2024] showed it.\n",
+        },
+    )
     assert [f for f in run_checks(open_field(root)) if f.severity == "error"] == []
 
 
@@ -406,10 +436,13 @@ def test_a_review_date_is_review_evidence(tmp_path):
 
 
 def test_claude_rules_with_unquoted_globs_are_read_as_claude_code_reads_them(tmp_path):
-    root = make_field(tmp_path / "repo", {
-        "CLAUDE.md": "# Project\n",
-        ".claude/rules/md.md": "---\npaths: **/*.md\n---\n# Markdown\n\nWrap at 100.\n",
-    })
+    root = make_field(
+        tmp_path / "repo",
+        {
+            "CLAUDE.md": "# Project\n",
+            ".claude/rules/md.md": "---\npaths: **/*.md\n---\n# Markdown\n\nWrap at 100.\n",
+        },
+    )
     field = open_field(root)
     assert field.pages[".claude/rules/md.md"].meta == {"paths": "**/*.md"}
     assert run_checks(field) == []
@@ -418,33 +451,42 @@ def test_claude_rules_with_unquoted_globs_are_read_as_claude_code_reads_them(tmp
 
 
 def test_plain_links_to_files_and_escaped_pipes_in_tables(tmp_path):
-    root = make_field(tmp_path / "vault", {
-        ".obsidian/app.json": "{}",
-        "notes/a.md": "See [[report.pdf]] and [[diagram.png|the diagram]].\n\n| pic |\n|---|\n| ![[diagram.png\\|800]] |\n",
-        "files/report.pdf": b"%PDF-1.4",
-        "files/diagram.png": b"\x89PNG",
-    })
+    root = make_field(
+        tmp_path / "vault",
+        {
+            ".obsidian/app.json": "{}",
+            "notes/a.md": "See [[report.pdf]] and [[diagram.png|the diagram]].\n\n| pic |\n|---|\n| ![[diagram.png\\|800]] |\n",
+            "files/report.pdf": b"%PDF-1.4",
+            "files/diagram.png": b"\x89PNG",
+        },
+    )
     assert run_checks(open_field(root)) == []
 
 
 def test_plain_notes_get_no_memtui_conventions(tmp_path):
-    root = make_field(tmp_path / "notes", {
-        "knowledge/topic.md": "A sentence that would be an untagged claim in memtui's format.\n",
-        "memos/one.md": "---\nsubject: Quarterly numbers\n---\nBody of the memo.\n",
-        "memos/two.md": "---\nsubject: Quarterly numbers\n---\nAnother memo, same e-mail subject.\n",
-        "intro.md": "---\n\nA page that starts with a horizontal rule, and no frontmatter.\n",
-    })
+    root = make_field(
+        tmp_path / "notes",
+        {
+            "knowledge/topic.md": "A sentence that would be an untagged claim in memtui's format.\n",
+            "memos/one.md": "---\nsubject: Quarterly numbers\n---\nBody of the memo.\n",
+            "memos/two.md": "---\nsubject: Quarterly numbers\n---\nAnother memo, same e-mail subject.\n",
+            "intro.md": "---\n\nA page that starts with a horizontal rule, and no frontmatter.\n",
+        },
+    )
     field = open_field(root)
     assert {info.dialect for info in field} == {"markdown"}
     assert run_checks(field) == []
 
 
 def test_partly_read_hidden_folders_list_what_they_leave_out(tmp_path, capsys):
-    root = make_field(tmp_path / "repo", {
-        "CLAUDE.md": "# Project\n",
-        ".claude/rules/style.md": "# Style\n",
-        ".claude/commands/release.md": "# Release\n\nRun the release.\n",
-    })
+    root = make_field(
+        tmp_path / "repo",
+        {
+            "CLAUDE.md": "# Project\n",
+            ".claude/rules/style.md": "# Style\n",
+            ".claude/commands/release.md": "# Release\n\nRun the release.\n",
+        },
+    )
     _, out = _check_json(root, capsys)
     assert out["summary"]["included_hidden"] == [".claude/rules/"]  # only paths that exist
     assert {s["path"]: s["what"] for s in out["summary"]["skipped"]} == {
@@ -453,14 +495,19 @@ def test_partly_read_hidden_folders_list_what_they_leave_out(tmp_path, capsys):
 
 
 def test_a_claude_code_folder_opened_directly(tmp_path):
-    root = make_field(tmp_path / "claude-backup", {
-        "CLAUDE.md": "# Everywhere\n\nAnswer briefly.\n",
-        "rules/python.md": "# Python\n\nUse type hints.\n",
-        "agents/reviewer.md": "---\nname: reviewer\n---\n# Reviewer\n",
-        "agent-memory/reviewer/MEMORY.md": "# Reviewer memory\n- [Style](style.md)\n",
-        "agent-memory/reviewer/style.md": fx.TOPIC.format(name="Style", description="style", kind="feedback", body="x"),
-        "projects/-home-me-app/memory/MEMORY.md": "# App\n",
-    })
+    root = make_field(
+        tmp_path / "claude-backup",
+        {
+            "CLAUDE.md": "# Everywhere\n\nAnswer briefly.\n",
+            "rules/python.md": "# Python\n\nUse type hints.\n",
+            "agents/reviewer.md": "---\nname: reviewer\n---\n# Reviewer\n",
+            "agent-memory/reviewer/MEMORY.md": "# Reviewer memory\n- [Style](style.md)\n",
+            "agent-memory/reviewer/style.md": fx.TOPIC.format(
+                name="Style", description="style", kind="feedback", body="x"
+            ),
+            "projects/-home-me-app/memory/MEMORY.md": "# App\n",
+        },
+    )
     field = open_field(root)
     assert (field.pages["rules/python.md"].dialect, field.pages["rules/python.md"].kind) == ("claude-code", "rules")
     assert field.pages["agents/reviewer.md"].kind == "subagent"
@@ -480,8 +527,10 @@ def test_an_older_aictx_store_name_is_read_at_a_repository_root(tmp_path):
 
 
 def test_a_vault_without_its_obsidian_folder_is_recognised_by_its_links(tmp_path):
-    root = make_field(tmp_path / "docs", {f"page{n}.md": f"# Page {n}\n\nSee [[page{n + 1}]] and ![[img{n}.png]].\n"
-                                          for n in range(6)})
+    root = make_field(
+        tmp_path / "docs",
+        {f"page{n}.md": f"# Page {n}\n\nSee [[page{n + 1}]] and ![[img{n}.png]].\n" for n in range(6)},
+    )
     field = open_field(root)
     assert {info.dialect for info in field} == {"obsidian"}
 
@@ -497,7 +546,9 @@ def test_search_filters_read_the_dialect_as_the_field_does(tmp_path):
     with IndexService(root) as svc:
         svc.open()
         assert {h.title for h in svc.search("kind:decision")} == {
-            "Public API: REST", "Public API: GraphQL", "Public API: tRPC"
+            "Public API: REST",
+            "Public API: GraphQL",
+            "Public API: tRPC",
         }
         assert {h.title for h in svc.search("origin:user")} == {"Public API: tRPC"}
         (hit,) = svc.search("tRPC kind:decision status:current")

@@ -76,18 +76,23 @@ def test_every_store_of_a_monorepo_is_read_with_its_own_root(tmp_path, capsys):
     _, out = _check_json(repo, capsys)
     found = _dialects(out["summary"])
     assert {key for key in found if key.startswith("sidecar-store@")} == {
-        "sidecar-store@.memory", "sidecar-store@packages/api/.memory", "sidecar-store@packages/web/.memory"
+        "sidecar-store@.memory",
+        "sidecar-store@packages/api/.memory",
+        "sidecar-store@packages/web/.memory",
     }
     assert all(found[key]["pages"] == 5 for key in found if key.startswith("sidecar-store@"))
 
 
 def test_a_memory_folder_with_unrelated_json_beside_it_is_not_a_store(tmp_path):
-    repo = make_field(tmp_path / "app", {
-        "docs/memory/cache.md": "# Cache\n\nHow the memory cache works.\n",
-        "docs/memory/cache.json": json.dumps({"example": True}),
-        "docs/memory/pool.md": "# Pool\n",
-        "docs/memory/pool.json": "{}",
-    })
+    repo = make_field(
+        tmp_path / "app",
+        {
+            "docs/memory/cache.md": "# Cache\n\nHow the memory cache works.\n",
+            "docs/memory/cache.json": json.dumps({"example": True}),
+            "docs/memory/pool.md": "# Pool\n",
+            "docs/memory/pool.json": "{}",
+        },
+    )
     field = open_field(repo)
     assert {info.dialect for info in field} == {"markdown"}
 
@@ -96,11 +101,14 @@ def test_a_memory_folder_with_unrelated_json_beside_it_is_not_a_store(tmp_path):
 
 
 def _claude_repo(tmp_path: Path, **extra: str) -> Path:
-    repo = make_field(tmp_path / "repo", {
-        "README.md": "# App\n",
-        ".claude/settings.json": "{}",
-        **extra,
-    })
+    repo = make_field(
+        tmp_path / "repo",
+        {
+            "README.md": "# App\n",
+            ".claude/settings.json": "{}",
+            **extra,
+        },
+    )
     fx.claude_auto_memory(repo / ".claude")
     return repo
 
@@ -120,11 +128,14 @@ def test_auto_memory_in_dot_claude_memory_is_read_at_a_repository_root(tmp_path,
 
 
 def test_dot_claude_with_instructions_and_memory_reads_the_memory_and_labels_the_rest(tmp_path, capsys):
-    repo = _claude_repo(tmp_path, **{
-        "CLAUDE.md": "# App\n",
-        ".claude/rules/style.md": "# Style\n",
-        ".claude/agents/reviewer.md": "---\nname: reviewer\ndescription: reviews\n---\nReview the diff.\n",
-    })
+    repo = _claude_repo(
+        tmp_path,
+        **{
+            "CLAUDE.md": "# App\n",
+            ".claude/rules/style.md": "# Style\n",
+            ".claude/agents/reviewer.md": "---\nname: reviewer\ndescription: reviews\n---\nReview the diff.\n",
+        },
+    )
     field = open_field(repo)
     assert field.pages[".claude/memory/user-role.md"].kind == "user"
     assert field.pages[".claude/rules/style.md"].kind == "rules"
@@ -136,15 +147,21 @@ def test_dot_claude_with_instructions_and_memory_reads_the_memory_and_labels_the
 
 
 def test_other_memory_folders_inside_dot_claude_are_read_never_called_not_memory(tmp_path, capsys):
-    repo = make_field(tmp_path / "repo", {
-        "README.md": "# App\n",
-        ".claude/projects/-home-me-app/memory/MEMORY.md": "# App memory\n- [Style](style.md)\n",
-        ".claude/projects/-home-me-app/memory/style.md": fx.TOPIC.format(
-            name="Style", description="style", kind="feedback", body="Short answers."),
-        ".claude/notes/MEMORY.md": "# Notes index\n- [Ops](ops.md)\n",
-        ".claude/notes/ops.md": fx.TOPIC.format(name="Ops", description="ops", kind="project", body="Deploy Friday."),
-        ".claude/scratch/todo.md": "# Todo\n\n- a thing\n",
-    })
+    repo = make_field(
+        tmp_path / "repo",
+        {
+            "README.md": "# App\n",
+            ".claude/projects/-home-me-app/memory/MEMORY.md": "# App memory\n- [Style](style.md)\n",
+            ".claude/projects/-home-me-app/memory/style.md": fx.TOPIC.format(
+                name="Style", description="style", kind="feedback", body="Short answers."
+            ),
+            ".claude/notes/MEMORY.md": "# Notes index\n- [Ops](ops.md)\n",
+            ".claude/notes/ops.md": fx.TOPIC.format(
+                name="Ops", description="ops", kind="project", body="Deploy Friday."
+            ),
+            ".claude/scratch/todo.md": "# Todo\n\n- a thing\n",
+        },
+    )
     field = open_field(repo)
     assert field.pages[".claude/projects/-home-me-app/memory/style.md"].kind == "feedback"
     assert field.pages[".claude/notes/ops.md"].dialect == "claude-code"
@@ -167,8 +184,9 @@ def test_one_memtui_key_in_one_page_does_not_claim_memtuis_format(tmp_path, caps
 
 
 def test_memtui_format_is_still_claimed_on_real_marks(tmp_path, capsys):
-    pages = {f"notes/n{n}.md": f"---\nkind: semantic\norigin: user\n---\n# N{n}\n\n- a fact [stated]\n"
-             for n in range(6)}
+    pages = {
+        f"notes/n{n}.md": f"---\nkind: semantic\norigin: user\n---\n# N{n}\n\n- a fact [stated]\n" for n in range(6)
+    }
     repo = make_field(tmp_path / "mem", pages)
     _, out = _check_json(repo, capsys)
     assert _dialects(out["summary"])["memtui@."]["pages"] == 6

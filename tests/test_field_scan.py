@@ -392,7 +392,12 @@ def test_resolve_finds_pages_by_every_kind_of_name(linked, target, near, expecte
 @pytest.mark.parametrize(
     "target",
     [
-        "", "   ", "Nobody", "../outside.md", "/etc/passwd", "people",
+        "",
+        "   ",
+        "Nobody",
+        "../outside.md",
+        "/etc/passwd",
+        "people",
         "public-api-decision-trpc",  # a slug of the title: lossy, never a match
         "EDI_214",  # a slug of the stem edi-214
     ],
@@ -410,7 +415,9 @@ def test_resolve_source_ignores_urls_and_strips_anchors_and_revisions(linked):
 
 
 def test_a_backslash_is_a_folder_separator_or_part_of_a_file_name(tmp_path):
-    root = make_field(tmp_path / "field", {"notes/plain.md": "# Plain\n", "notes/a\\b.md": "# A backslash in its name\n"})
+    root = make_field(
+        tmp_path / "field", {"notes/plain.md": "# Plain\n", "notes/a\\b.md": "# A backslash in its name\n"}
+    )
     field = Field.load(root, use_cache=False)
     assert field.resolve("notes\\plain.md").path == "notes/plain.md"  # written on Windows
     assert field.resolve("notes/a\\b.md").path == "notes/a\\b.md"  # the name as it is
@@ -486,7 +493,9 @@ def test_citations_count_frontmatter_sources_or_a_numbered_sources_list(tmp_path
     root = make_field(
         tmp_path / "f",
         {
-            "notes/fm.md": page("sources:\n  - sessions/a.md\n  - sessions/b.md", "Two sources [cite:2] fine [stated]\n"),
+            "notes/fm.md": page(
+                "sources:\n  - sessions/a.md\n  - sessions/b.md", "Two sources [cite:2] fine [stated]\n"
+            ),
             "notes/list.md": (
                 "Cited from a list [cite:2] and out of range [cite:3] [stated]\n\n"
                 "## Sources\n1. sessions/a.md\n2. sessions/b.md\n"
@@ -567,12 +576,29 @@ def test_a_reference_never_resolves_to_a_page_outside_its_keys(sample_field: Pat
     for path, info in field.pages.items():
         stem = path.rsplit("/", 1)[-1]
         title = info._str("title") or ""
-        targets.update({
-            path, path.upper(), path[:-3], "./" + stem, "../" + path, "/" + path, stem, stem[:-3].upper(),
-            title, title.lower(), f" {title} ", f"{title}#Heading", f"{title}|label", "#Heading",
-            path.replace("/", "\\"), *info.ids, *(ident.upper() for ident in info.ids), *info.aliases,
-            "/".join(path.split("/")[-2:])[:-3],
-        })
+        targets.update(
+            {
+                path,
+                path.upper(),
+                path[:-3],
+                "./" + stem,
+                "../" + path,
+                "/" + path,
+                stem,
+                stem[:-3].upper(),
+                title,
+                title.lower(),
+                f" {title} ",
+                f"{title}#Heading",
+                f"{title}|label",
+                "#Heading",
+                path.replace("/", "\\"),
+                *info.ids,
+                *(ident.upper() for ident in info.ids),
+                *info.aliases,
+                "/".join(path.split("/")[-2:])[:-3],
+            }
+        )
     nears = [*rng.sample(sorted(field.pages), 12), None, "x.md"]
     resolved = 0
     for target in sorted(t for t in targets if t):

@@ -18,8 +18,13 @@ def _findings(count: int) -> list[Finding]:
     rng = random.Random(4)
     rules = ["stated-uncited", "cite-source-missing", "link-broken"]
     return [
-        Finding(rng.choice(rules), rng.choice(["error", "warning", "info"]), f"notes/p{rng.randrange(40)}.md",
-                rng.choice([None, *range(1, 30)]), f"message {rng.randrange(1000)} é 给")
+        Finding(
+            rng.choice(rules),
+            rng.choice(["error", "warning", "info"]),
+            f"notes/p{rng.randrange(40)}.md",
+            rng.choice([None, *range(1, 30)]),
+            f"message {rng.randrange(1000)} é 给",
+        )
         for _ in range(count)
     ]
 
@@ -47,9 +52,10 @@ def test_a_few_findings_never_touch_the_disk() -> None:
 def test_check_json_lists_every_finding_sorted_and_leaves_no_runs(tmp_path: Path) -> None:
     # 1,500 pages with an unknown kind and an uncited [stated] line: more findings than a run
     # holds once RUN_SIZE is small (the child process sets it), so the output is merged runs.
-    root = make_field(tmp_path / "f", {
-        f"notes/p{n:04d}.md": page(f"kind: odd{n}", "A fact. [stated]\nAnother. [stated]\n") for n in range(1500)
-    })
+    root = make_field(
+        tmp_path / "f",
+        {f"notes/p{n:04d}.md": page(f"kind: odd{n}", "A fact. [stated]\nAnother. [stated]\n") for n in range(1500)},
+    )
     runs = tmp_path / "tmp"
     runs.mkdir()
     code = (
@@ -60,8 +66,9 @@ def test_check_json_lists_every_finding_sorted_and_leaves_no_runs(tmp_path: Path
         "from memtui.cli import main; sys.exit(main(sys.argv[1:]))"
     )
     env = {**os.environ, "TMPDIR": str(runs), "PYTHONIOENCODING": "utf-8"}
-    done = subprocess.run([sys.executable, "-c", code, "check", str(root), "--json"],
-                          capture_output=True, text=True, timeout=120, env=env)
+    done = subprocess.run(
+        [sys.executable, "-c", code, "check", str(root), "--json"], capture_output=True, text=True, timeout=120, env=env
+    )
     assert done.returncode in (0, 1), done.stderr
     data = json.loads(done.stdout)
     findings = [Finding(**f) for f in data["findings"]]
@@ -70,8 +77,9 @@ def test_check_json_lists_every_finding_sorted_and_leaves_no_runs(tmp_path: Path
     assert sum(data["summary"]["by_rule"].values()) == len(findings)
     assert list(runs.iterdir()) == []  # the runs were written there, and are gone
     # --all prints the same findings, one a line, in the same order, through runs too
-    every = subprocess.run([sys.executable, "-c", code, "check", str(root), "--all"],
-                           capture_output=True, text=True, timeout=120, env=env)
+    every = subprocess.run(
+        [sys.executable, "-c", code, "check", str(root), "--all"], capture_output=True, text=True, timeout=120, env=env
+    )
     assert every.returncode in (0, 1), every.stderr
     lines = [line for line in every.stdout.splitlines() if line.startswith(("✖", "▲", "·"))]
     assert [line.split("  ")[1:3] for line in lines] == [

@@ -272,9 +272,9 @@ def test_set_key_on_an_unindented_block_list_and_a_block_scalar():
 
 
 def test_set_key_keeps_a_comment_after_a_quoted_value_and_a_hash_inside_quotes():
-    text = '---\ntitle: "Issue #4" # from the tracker\nnote: \'a # b\'\n---\n'
+    text = "---\ntitle: \"Issue #4\" # from the tracker\nnote: 'a # b'\n---\n"
     result = fm.set_key(text, "title", "Issue 5")
-    assert result == '---\ntitle: Issue 5 # from the tracker\nnote: \'a # b\'\n---\n'
+    assert result == "---\ntitle: Issue 5 # from the tracker\nnote: 'a # b'\n---\n"
     result = fm.set_key(text, "note", "c")
     assert result == '---\ntitle: "Issue #4" # from the tracker\nnote: c\n---\n'
 
@@ -339,5 +339,5 @@ def test_dump_scalar_quotes_what_yaml_would_misread():
     assert fm.dump_scalar("") == "''"
     assert fm.dump_scalar(None) == "null"
     assert fm.dump_scalar(False) == "false"
-    assert fm.dump_scalar(dt.datetime(2026, 1, 2, 3, 4, 5, tzinfo=dt.timezone.utc)) == "2026-01-02T03:04:05Z"
+    assert fm.dump_scalar(dt.datetime(2026, 1, 2, 3, 4, 5, tzinfo=dt.UTC)) == "2026-01-02T03:04:05Z"
     assert "\x1b" not in fm.dump_scalar("\x1b[2J")

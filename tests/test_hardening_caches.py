@@ -119,8 +119,16 @@ def test_a_reader_refuses_a_forged_index_too(built, tmp_path: Path) -> None:
     try:
         forge_toc(writer.generation_dir, marker)
         result = subprocess.run(
-            [sys.executable, "-c", "import sys; from memtui.cli import main; sys.exit(main())",
-             "search", os.fspath(root), "public API"], capture_output=True, timeout=120,
+            [
+                sys.executable,
+                "-c",
+                "import sys; from memtui.cli import main; sys.exit(main())",
+                "search",
+                os.fspath(root),
+                "public API",
+            ],
+            capture_output=True,
+            timeout=120,
         )
         assert result.returncode != 0 and b"Traceback" not in result.stderr
     finally:

@@ -21,8 +21,7 @@ from tests.helpers import write_page
 # A module a build helper imports (pickle for its pipe protocol, struct for the
 # message header): if either ran, it would leave a marker file beside itself.
 PLANTED = (
-    "import os\n"
-    "open(os.path.join(os.path.dirname(os.path.abspath(__file__)), 'RAN-' + __name__), 'w').write('x')\n"
+    "import os\nopen(os.path.join(os.path.dirname(os.path.abspath(__file__)), 'RAN-' + __name__), 'w').write('x')\n"
 )
 
 
@@ -230,7 +229,9 @@ def test_a_redirecting_git_entry_is_never_used(sample_field: Path, tmp_path: Pat
     page = "notes/q3-digest.md"
     old = (sample_field / page).read_bytes()
     shutil.rmtree(sample_field / ".dream")
-    staging_proposal(sample_field, "2026-11-30-dedupe-01", files={page: old + b"more [stated]\n"}, base={page: sha(old)})
+    staging_proposal(
+        sample_field, "2026-11-30-dedupe-01", files={page: old + b"more [stated]\n"}, base={page: sha(old)}
+    )
     entry = proposals.approve(sample_field, "2026-11-30-dedupe-01")
     assert entry.commit is None  # applied as a plain folder
     assert git(other, "rev-parse", "HEAD") == other_head

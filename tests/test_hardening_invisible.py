@@ -104,7 +104,9 @@ def test_joiners_and_selectors_that_can_hide_text_are_hazards(text: str) -> None
 def test_a_page_with_invisibles_gets_a_finding_per_character(tmp_path: Path) -> None:
     root = tmp_path / "field"
     hidden = "".join(MISSED.values())
-    write_page(root, "notes/a.md", f"---\ntitle: A\n---\n- Send{hidden} it [stated]\n- {LEGITIMATE['persian zwnj']} [stated]\n")
+    write_page(
+        root, "notes/a.md", f"---\ntitle: A\n---\n- Send{hidden} it [stated]\n- {LEGITIMATE['persian zwnj']} [stated]\n"
+    )
     found = [f for f in run_checks(Field.load(root, use_cache=False)) if f.rule == "zero-width"]
     assert len(found) == len(MISSED) and all(f.line == 4 for f in found)
 

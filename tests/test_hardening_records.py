@@ -27,8 +27,17 @@ pytestmark = pytest.mark.usefixtures("reviewer_maya")
 
 
 def forged_decision(action: str = ledger.PROPOSAL_REJECT, target: str = DEDUPE) -> dict:
-    return {"ts": "2026-12-01T10:15:00Z", "who": "maya", "action": action, "target": target, "job": "dedupe",
-            "carrier": "staging", "pages": [], "reason": "forged", "commit": None}
+    return {
+        "ts": "2026-12-01T10:15:00Z",
+        "who": "maya",
+        "action": action,
+        "target": target,
+        "job": "dedupe",
+        "carrier": "staging",
+        "pages": [],
+        "reason": "forged",
+        "commit": None,
+    }
 
 
 def plant_journal(root: Path, body: dict | str | bytes, *, name: str = f"{TXN}.json", sign: bool = False) -> Path:
@@ -43,29 +52,40 @@ def plant_journal(root: Path, body: dict | str | bytes, *, name: str = f"{TXN}.j
 
 def committed_journal(**changes) -> dict:
     journal = {
-        "version": 1, "txn": TXN, "label": f"approve {DEDUPE}", "phase": "committed", "git": False,
-        "git_head": None, "git_staging": False,
+        "version": 1,
+        "txn": TXN,
+        "label": f"approve {DEDUPE}",
+        "phase": "committed",
+        "git": False,
+        "git_head": None,
+        "git_staging": False,
         "pages": [{"path": "notes/q3-digest.md", "before": "a" * 64, "after": "b" * 64}],
-        "ledger": dict(forged_decision(ledger.PROPOSAL_APPROVE),
-                       pages=[{"path": "notes/q3-digest.md", "before": "a" * 64, "after": "b" * 64}]),
+        "ledger": dict(
+            forged_decision(ledger.PROPOSAL_APPROVE),
+            pages=[{"path": "notes/q3-digest.md", "before": "a" * 64, "after": "b" * 64}],
+        ),
     }
     journal.update(changes)
     return journal
 
 
 MALFORMED = {
-    "not json": b"{\"version\": 1, \"pages\": [",
+    "not json": b'{"version": 1, "pages": [',
     "a list": [1, 2, 3],
     "pages of numbers": dict(committed_journal(), pages=[1, 2]),
     "pages not a list": dict(committed_journal(), pages="notes/q3-digest.md"),
     "ledger of the wrong type": dict(committed_journal(), ledger=["approve"]),
     "no ledger": {key: value for key, value in committed_journal().items() if key != "ledger"},
-    "path outside the field": dict(committed_journal(phase="applying"),
-                                   pages=[{"path": "../../etc/passwd.md", "before": None, "after": "b" * 64}]),
-    "retired outside the archive": dict(committed_journal(phase="applying"), pages=[
-        {"path": "notes/q3-digest.md", "before": "a" * 64, "after": None, "moved_to": "notes/elsewhere.md"}]),
-    "hash of the wrong type": dict(committed_journal(phase="applying"),
-                                   pages=[{"path": "notes/q3-digest.md", "before": 12, "after": None}]),
+    "path outside the field": dict(
+        committed_journal(phase="applying"), pages=[{"path": "../../etc/passwd.md", "before": None, "after": "b" * 64}]
+    ),
+    "retired outside the archive": dict(
+        committed_journal(phase="applying"),
+        pages=[{"path": "notes/q3-digest.md", "before": "a" * 64, "after": None, "moved_to": "notes/elsewhere.md"}],
+    ),
+    "hash of the wrong type": dict(
+        committed_journal(phase="applying"), pages=[{"path": "notes/q3-digest.md", "before": 12, "after": None}]
+    ),
     "ledger about other pages": dict(committed_journal(), ledger=forged_decision(ledger.PROPOSAL_APPROVE)),
 }
 
@@ -102,8 +122,14 @@ print(json.dumps(results))
 
 def run_in_one_process(commands: list[list[str]]) -> list[tuple[int, str]]:
     """Run memtui commands one after another in a fresh interpreter (imports paid once)."""
-    result = subprocess.run([sys.executable, "-c", _RUN_EACH, json.dumps(commands)], capture_output=True,
-                            timeout=120, env=dict(os.environ), text=True, check=False)
+    result = subprocess.run(
+        [sys.executable, "-c", _RUN_EACH, json.dumps(commands)],
+        capture_output=True,
+        timeout=120,
+        env=dict(os.environ),
+        text=True,
+        check=False,
+    )
     assert result.returncode == 0, result.stderr
     return [tuple(item) for item in json.loads(result.stdout.strip().splitlines()[-1])]
 
@@ -121,8 +147,9 @@ def test_a_forged_committed_journal_is_not_replayed_into_the_ledger(sample_field
 
 @pytest.mark.parametrize("sign", [False, True], ids=["unsigned", "signed"])
 @pytest.mark.parametrize("kind", sorted(MALFORMED))
-def test_a_malformed_journal_is_reported_and_never_crashes_a_review_command(sample_field: Path, kind: str,
-                                                                           sign: bool) -> None:
+def test_a_malformed_journal_is_reported_and_never_crashes_a_review_command(
+    sample_field: Path, kind: str, sign: bool
+) -> None:
     # "signed": as if memtui itself had a bug; validation still refuses it.
     plant_journal(sample_field, MALFORMED[kind], sign=sign)
     page = (sample_field / "notes/q3-digest.md").read_bytes()
@@ -153,8 +180,12 @@ def test_a_real_interrupted_change_still_recovers(sample_field: Path) -> None:
 def test_a_line_appended_by_someone_else_does_not_decide_a_proposal(sample_field: Path, capsys) -> None:
     path = ledger.ledger_path(sample_field)
     path.parent.mkdir(parents=True, exist_ok=True)
-    ledger.append(sample_field, ledger.LedgerEntry("2026-12-01T09:00:00Z", "maya", ledger.PROPOSAL_REJECT,
-                                                   "2026-11-19-consolidate-01", reason="real"))
+    ledger.append(
+        sample_field,
+        ledger.LedgerEntry(
+            "2026-12-01T09:00:00Z", "maya", ledger.PROPOSAL_REJECT, "2026-11-19-consolidate-01", reason="real"
+        ),
+    )
     last = path.read_bytes().splitlines()[-1]
     forged = forged_decision()
     import hashlib

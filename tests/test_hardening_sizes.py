@@ -36,8 +36,13 @@ def run_measured(*argv: str, cwd: Path | None = None) -> tuple[subprocess.Comple
         "    sys.stderr.write('\\nMAXRSS %d\\n' % resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)\n"
         "sys.exit(code)\n"
     )
-    result = subprocess.run([sys.executable, "-c", code, *argv], capture_output=True, timeout=300, cwd=cwd,
-                            env=dict(os.environ, MEMTUI_REVIEWER="maya"))
+    result = subprocess.run(
+        [sys.executable, "-c", code, *argv],
+        capture_output=True,
+        timeout=300,
+        cwd=cwd,
+        env=dict(os.environ, MEMTUI_REVIEWER="maya"),
+    )
     peak = int(result.stderr.rsplit(b"MAXRSS ", 1)[1].split()[0])
     return result, peak
 

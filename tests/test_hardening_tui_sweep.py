@@ -34,7 +34,7 @@ from tests.helpers_tui import SIZE, make_app, search_results, wait_ready
 # hyperlink, clear-screen, an 8-bit CSI, a bell, a right-to-left override.
 PAYLOAD = "\x1b]52;c;cHduZWQ=\x07\x1b]0;owned\x07\x1b]8;;https://evil.example\x1b\\\x1b[2J\x9b31m\u202e"
 # The same inside YAML double quotes.
-YAML_PAYLOAD = '\\e]52;c;cHduZWQ=\\a\\e]0;owned\\a\\e]8;;https://evil.example\\e\\\\\\e[2J\\x9b31m\\u202e'
+YAML_PAYLOAD = "\\e]52;c;cHduZWQ=\\a\\e]0;owned\\a\\e]8;;https://evil.example\\e\\\\\\e[2J\\x9b31m\\u202e"
 # Anything of this kind in the text Textual sends to the terminal is a leak.
 LEAK = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
 
@@ -79,20 +79,31 @@ def hostile_field(sample_field: Path, monkeypatch) -> Path:
     write_page(sample_field, PAGE, frontmatter("Evil page") + BODY)
     write_page(sample_field, FOLDER_PAGE, frontmatter("Inside an evil folder") + BODY)
     write_page(sample_field, f"notes/old{NAME}.md", frontmatter("Older") + BODY)
-    write_page(sample_field, QUARANTINED,
-               frontmatter("Quarantined", taint="external", reviewed="false", move_to=f'"notes{YAML_PAYLOAD}"') + BODY)
+    write_page(
+        sample_field,
+        QUARANTINED,
+        frontmatter("Quarantined", taint="external", reviewed="false", move_to=f'"notes{YAML_PAYLOAD}"') + BODY,
+    )
     write_page(sample_field, TRANSCRIPT, f"# Transcript {PAYLOAD}\n\n- said {PAYLOAD}\n- and {PAYLOAD}\n")
     yaml_name = YAML_PAYLOAD.replace("/", "")
-    write_page(sample_field, CITING, f'---\ntitle: "Cites{YAML_PAYLOAD}"\nsources: ["sessions/t{yaml_name}.md#L3-L4"]\n---\n'
-               f"- A claim {PAYLOAD} [cite:1] [stated]\n")
+    write_page(
+        sample_field,
+        CITING,
+        f'---\ntitle: "Cites{YAML_PAYLOAD}"\nsources: ["sessions/t{yaml_name}.md#L3-L4"]\n---\n'
+        f"- A claim {PAYLOAD} [cite:1] [stated]\n",
+    )
     old = (sample_field / PAGE).read_bytes()
     staging_proposal(
-        sample_field, PROPOSAL, job=f"dedupe{PAYLOAD}", rationale=f"Because {PAYLOAD}",
+        sample_field,
+        PROPOSAL,
+        job=f"dedupe{PAYLOAD}",
+        rationale=f"Because {PAYLOAD}",
         files={PAGE: old + f"- proposed {PAYLOAD} [stated]\n".encode(), f"notes/new{NAME}.md": BODY.encode()},
         base={PAGE: sha(old), f"notes/new{NAME}.md": None},
     )
-    staging_proposal(sample_field, STALE, job="expire", files={PAGE: old + b"- stale [stated]\n"},
-                     base={PAGE: "0" * 64})
+    staging_proposal(
+        sample_field, STALE, job="expire", files={PAGE: old + b"- stale [stated]\n"}, base={PAGE: "0" * 64}
+    )
     # An approved clean proposal, decided by a reviewer with a hostile name and reason.
     proposals_mod.approve(sample_field, "2026-11-27-dedupe-01", reason=f"fine {PAYLOAD}")
     return sample_field
@@ -122,8 +133,11 @@ async def settle(app, pilot, screen_type=None, *, rounds: int = 100) -> None:
         if screen_type is None or isinstance(app.screen, screen_type):
             break
     for _ in range(rounds):
-        busy = [w for w in app.workers if w.is_running and "dialog" not in w.group and "save" not in w.group
-                and "decide" not in w.group]
+        busy = [
+            w
+            for w in app.workers
+            if w.is_running and "dialog" not in w.group and "save" not in w.group and "decide" not in w.group
+        ]
         if not busy:
             break
         await pilot.pause(0.02)

@@ -41,8 +41,9 @@ def agent_writes(path: Path, text: str) -> None:
 
 
 def memtui(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess:
-    return subprocess.run([*terminal.memtui_script().split(), *args], capture_output=True, text=True, timeout=120,
-                          cwd=cwd)
+    return subprocess.run(
+        [*terminal.memtui_script().split(), *args], capture_output=True, text=True, timeout=120, cwd=cwd
+    )
 
 
 def found_by_search(field: Path, word: str, *, cwd: Path | None = None) -> list[str]:
@@ -63,11 +64,14 @@ def tty():
 async def test_cd_field_and_memtui_sees_changes_live(sample_field: Path, tty: terminal.Terminal) -> None:
     tty.run(sample_field)
     assert tty.wait_for("watching"), tty.screen()
-    agent_writes(sample_field / LIVE / "zebra-live.md",
-                 "---\ntitle: Zebra crossing live note\n---\n- written while memtui runs [observed]\n")
+    agent_writes(
+        sample_field / LIVE / "zebra-live.md",
+        "---\ntitle: Zebra crossing live note\n---\n- written while memtui runs [observed]\n",
+    )
     assert tty.wait_for("Zebra crossing live note"), tty.screen()
-    assert wait_for(lambda: found_by_search(Path("."), "zebra", cwd=sample_field) == [f"{LIVE}/zebra-live.md"],
-                    timeout=30)
+    assert wait_for(
+        lambda: found_by_search(Path("."), "zebra", cwd=sample_field) == [f"{LIVE}/zebra-live.md"], timeout=30
+    )
     assert "watching" in tty.screen()
 
 
@@ -182,7 +186,9 @@ def test_search_while_the_app_commits_never_fails(sample_field: Path) -> None:
         number = 0
         while not stop.is_set():
             number += 1
-            write_page(sample_field, f"notes/busy-{number % 7}.md", page(f"Busy {number}", f"Capybara {number}. [observed]"))
+            write_page(
+                sample_field, f"notes/busy-{number % 7}.md", page(f"Busy {number}", f"Capybara {number}. [observed]")
+            )
             time.sleep(0.05)
 
     agent = threading.Thread(target=keep_writing, daemon=True)

@@ -131,8 +131,9 @@ def test_the_cli_says_what_is_wrong_with_a_symlinked_state_folder(sample_field: 
     assert list(outside.iterdir()) == []
 
 
-def test_a_planted_symlink_at_a_blob_name_does_not_stop_the_previous_bytes_being_kept(sample_field: Path,
-                                                                                        tmp_path: Path) -> None:
+def test_a_planted_symlink_at_a_blob_name_does_not_stop_the_previous_bytes_being_kept(
+    sample_field: Path, tmp_path: Path
+) -> None:
     page = sample_field / "notes" / "q3-digest.md"
     old = page.read_bytes()
     digest = sha(old)
@@ -176,8 +177,9 @@ def test_a_write_in_the_window_is_neither_overwritten_nor_lost(tmp_path: Path, i
     assert [p.name for p in (root / "notes").iterdir()] == ["a.md"]  # no temp file left
 
 
-def test_a_new_page_is_never_placed_over_one_that_appeared_in_the_window(tmp_path: Path, in_the_window,
-                                                                         swap_mode) -> None:
+def test_a_new_page_is_never_placed_over_one_that_appeared_in_the_window(
+    tmp_path: Path, in_the_window, swap_mode
+) -> None:
     root = tmp_path / "field"
     (root / "notes").mkdir(parents=True)
     theirs = b"created by the agent first\n"
@@ -197,8 +199,9 @@ def test_keep_mine_still_keeps_what_it_replaced(tmp_path: Path, in_the_window, s
     assert theirs in blobs(root)
 
 
-def test_proposal_approval_with_a_write_in_the_window_changes_nothing(sample_field: Path, in_the_window,
-                                                                      swap_mode) -> None:
+def test_proposal_approval_with_a_write_in_the_window_changes_nothing(
+    sample_field: Path, in_the_window, swap_mode
+) -> None:
     proposal = proposals.get_proposal(sample_field, DEDUPE)
     touched = [c.path for c in proposal.changes if c.proposed is not None]
     victim = sample_field / touched[-1]
@@ -220,8 +223,9 @@ def test_proposal_approval_with_a_write_in_the_window_changes_nothing(sample_fie
     assert apply_journal.pending_journals(sample_field) == []
 
 
-async def test_editor_save_with_a_write_in_the_window_keeps_the_agents_version(tmp_path: Path, in_the_window,
-                                                                               swap_mode) -> None:
+async def test_editor_save_with_a_write_in_the_window_keeps_the_agents_version(
+    tmp_path: Path, in_the_window, swap_mode
+) -> None:
     from tests.helpers_tui import make_app, wait_ready
 
     root = tmp_path / "field"
@@ -251,9 +255,20 @@ async def test_editor_save_with_a_write_in_the_window_keeps_the_agents_version(t
 def crash_quarantine_approve(root: Path, point: str, *args: str) -> subprocess.CompletedProcess:
     env = dict(os.environ, MEMTUI_TEST_CRASH=point, MEMTUI_REVIEWER="maya")
     return subprocess.run(
-        [sys.executable, "-c", "import sys; from memtui.cli import main; sys.exit(main())",
-         "quarantine", "approve", os.fspath(root), EDI, "--yes", *args],
-        env=env, capture_output=True, timeout=120,
+        [
+            sys.executable,
+            "-c",
+            "import sys; from memtui.cli import main; sys.exit(main())",
+            "quarantine",
+            "approve",
+            os.fspath(root),
+            EDI,
+            "--yes",
+            *args,
+        ],
+        env=env,
+        capture_output=True,
+        timeout=120,
     )
 
 
@@ -275,7 +290,9 @@ def test_a_crash_during_quarantine_approval_is_rolled_back(sample_field: Path, p
     assert code == 0 and "rolled back" in err
     assert_still_quarantined(sample_field, original)
     assert (sample_field / "MEMORY.md").read_bytes() == memory
-    assert [i.path for i in quarantine.quarantine_queue(Field.load(sample_field, use_cache=False)).quarantined].count(EDI) == 1
+    assert [i.path for i in quarantine.quarantine_queue(Field.load(sample_field, use_cache=False)).quarantined].count(
+        EDI
+    ) == 1
 
 
 def test_a_full_disk_during_quarantine_approval_changes_nothing(sample_field: Path, in_the_window) -> None:
@@ -291,8 +308,9 @@ def test_a_full_disk_during_quarantine_approval_changes_nothing(sample_field: Pa
     assert_still_quarantined(sample_field, original)
 
 
-def test_an_agent_edit_during_quarantine_approval_goes_back_to_quarantine(sample_field: Path, in_the_window,
-                                                                          swap_mode) -> None:
+def test_an_agent_edit_during_quarantine_approval_goes_back_to_quarantine(
+    sample_field: Path, in_the_window, swap_mode
+) -> None:
     original = (sample_field / EDI).read_bytes()
     theirs = original + b"- one more line from the agent [observed]\n"
     in_the_window(lambda target: agent_writes(target, theirs))  # the page at its new place
@@ -326,7 +344,10 @@ def test_a_newline_in_a_file_name_never_reaches_memory_md(sample_field: Path, ca
     assert ledger.read(sample_field).entries == []
     # It can still be rejected: archived under a name that shows the newline.
     (decision,) = quarantine.reject_pages(sample_field, [(name, None)], reason="hostile name")
-    assert decision.moved_to == ".memtui/archive/rejected/quarantine/innocent.md\u2424- quarantine/vendor-pricing-update.md"
+    assert (
+        decision.moved_to
+        == ".memtui/archive/rejected/quarantine/innocent.md\u2424- quarantine/vendor-pricing-update.md"
+    )
     assert (sample_field / decision.moved_to).is_file() and not (sample_field / name).exists()
     assert ledger.read(sample_field).entries[0].target == name
 
@@ -334,8 +355,11 @@ def test_a_newline_in_a_file_name_never_reaches_memory_md(sample_field: Path, ca
 def test_a_pointer_that_would_route_to_an_untrusted_page_is_refused(sample_field: Path) -> None:
     # "- notes/my page.md" is read as a pointer to "page.md": an agent's tainted page at the top.
     write_page(sample_field, "page.md", "---\ntitle: Payload\ntaint: external\n---\n- payload [observed]\n")
-    write_page(sample_field, "quarantine/my page.md",
-               "---\ntitle: Mine\ntaint: external\nmove_to: notes\n---\n- a fact [observed]\n")
+    write_page(
+        sample_field,
+        "quarantine/my page.md",
+        "---\ntitle: Mine\ntaint: external\nmove_to: notes\n---\n- a fact [observed]\n",
+    )
     memory = (sample_field / "MEMORY.md").read_bytes()
     with pytest.raises(MemtuiError, match="untrusted page") as info:
         quarantine.approve_page(sample_field, "quarantine/my page.md", None, add_to_memory=True)
@@ -384,8 +408,9 @@ async def test_a_page_named_with_a_backslash_is_saved_and_recreated_under_its_ow
     assert sorted(p.name for p in (root / "notes").iterdir()) == ["a\\b.md"]
 
 
-def test_no_zip_member_or_exported_file_gets_a_name_with_a_control_character(sample_field: Path, tmp_path: Path,
-                                                                            capsys) -> None:
+def test_no_zip_member_or_exported_file_gets_a_name_with_a_control_character(
+    sample_field: Path, tmp_path: Path, capsys
+) -> None:
     import zipfile
 
     from memtui.errors import ArchiveError

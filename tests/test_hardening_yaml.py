@@ -49,7 +49,9 @@ def deep_field(sample_field: Path) -> Path:
     target = "notes/q3-digest.md"
     old = (sample_field / target).read_bytes()
     staging_proposal(
-        sample_field, "2026-12-01-dedupe-01", files={target: deep_page(deep_values()["flow-map"]).encode()},
+        sample_field,
+        "2026-12-01-dedupe-01",
+        files={target: deep_page(deep_values()["flow-map"]).encode()},
         base={target: sha(old)},
     )
     manifest = sample_field / ".dream/proposals/2026-12-01-dedupe-02/proposal.yaml"
@@ -62,7 +64,10 @@ def cli(field: Path, *args: str, timeout: float = 120) -> subprocess.CompletedPr
     env = dict(os.environ, MEMTUI_REVIEWER="maya")
     return subprocess.run(
         [sys.executable, "-c", "import sys; from memtui.cli import main; sys.exit(main())", *args],
-        cwd=field, env=env, capture_output=True, timeout=timeout,
+        cwd=field,
+        env=env,
+        capture_output=True,
+        timeout=timeout,
     )
 
 
@@ -120,8 +125,11 @@ async def test_the_tui_opens_a_deep_field_and_stays_responsive(deep_field: Path)
 
 def test_a_key_given_twice_is_a_finding(tmp_path: Path) -> None:
     root = tmp_path / "field"
-    write_page(root, "quarantine/twice.md", "---\ntitle: Twice\nreviewed: false\ntaint: external\nreviewed: true\n---\n"
-               "- a fact [stated]\n")
+    write_page(
+        root,
+        "quarantine/twice.md",
+        "---\ntitle: Twice\nreviewed: false\ntaint: external\nreviewed: true\n---\n- a fact [stated]\n",
+    )
     write_page(root, "notes/nested.md", "---\ntitle: Nested\nmeta:\n  a: 1\n  a: 2\n---\n- a fact [stated]\n")
     findings = [f for f in run_checks(Field.load(root, use_cache=False)) if f.rule == "frontmatter-duplicate-key"]
     assert [(f.path, f.line, f.severity) for f in findings] == [
@@ -134,8 +142,9 @@ def test_a_key_given_twice_is_a_finding(tmp_path: Path) -> None:
 def test_a_manifest_key_given_twice_makes_the_proposal_invalid(sample_field: Path) -> None:
     page = "notes/q3-digest.md"
     old = (sample_field / page).read_bytes()
-    folder = staging_proposal(sample_field, "2026-12-01-dedupe-03", files={page: old + b"x [stated]\n"},
-                              base={page: sha(old)})
+    folder = staging_proposal(
+        sample_field, "2026-12-01-dedupe-03", files={page: old + b"x [stated]\n"}, base={page: sha(old)}
+    )
     manifest = folder / "proposal.yaml"
     manifest.write_text(manifest.read_text() + "job: expire\n")
     proposal = proposals.get_proposal(sample_field, "2026-12-01-dedupe-03")

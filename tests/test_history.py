@@ -95,7 +95,13 @@ def sample(sample_field) -> Field:
 
 @pytest.mark.parametrize(
     "query",
-    ["decision/public-api", "DECISION/PUBLIC-API", "decisions/public-api-graphql.md", "mem_9tx5", "Public API decision: REST"],
+    [
+        "decision/public-api",
+        "DECISION/PUBLIC-API",
+        "decisions/public-api-graphql.md",
+        "mem_9tx5",
+        "Public API decision: REST",
+    ],
 )
 def test_lookup_frontmatter_form(sample, query):
     (chain,) = sample.history.lookup(query)
@@ -181,7 +187,11 @@ def test_status_of_every_sample_page(sample):
     ]
     assert history.cycles == [] and history.self_refs == [] and history.superseded_twice == {}
     assert history.contradictions == [
-        ("preference/meeting-times", "preference", ["notes/meeting-times-afternoons.md", "notes/meeting-times-mornings.md"])
+        (
+            "preference/meeting-times",
+            "preference",
+            ["notes/meeting-times-afternoons.md", "notes/meeting-times-mornings.md"],
+        )
     ]
 
 

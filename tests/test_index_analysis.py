@@ -138,7 +138,10 @@ def test_identifiers_are_indexed_whole_and_by_their_parts() -> None:
 
 def test_language_detection() -> None:
     assert detect_language("The public API decision was made in August, and it is final for all of us.") == "en"
-    assert detect_language("Die Häuser und die Gärten sind sehr schön, aber nicht für uns, und wir haben keine Zeit.") == "de"
+    assert (
+        detect_language("Die Häuser und die Gärten sind sehr schön, aber nicht für uns, und wir haben keine Zeit.")
+        == "de"
+    )
     assert detect_language("Это поисковая система для проверки памяти и всего остального, что есть в заметке.") == "ru"
     assert detect_language("Це пошукова система для перевірки пам'яті та всього іншого, що є в нотатці.") == "uk"
     assert detect_language("飞书机器人的权限配置清单，包括消息发送和接收的全部权限，以及更多内容。") == "zh"
@@ -146,7 +149,10 @@ def test_language_detection() -> None:
     assert detect_language("검색엔진을 사용합니다. 이것은 한국어 문장입니다. 더 많은 글자가 필요합니다.") == "ko"
     assert detect_language("anything at all", declared="ru-RU") == "ru"
     assert detect_language("Gärten", path="de/notes/x.md") == "de"
-    assert detect_language("The folder says it, the text says English: it is what it is, and that is all.", path="it/x.md") == "en"
+    assert (
+        detect_language("The folder says it, the text says English: it is what it is, and that is all.", path="it/x.md")
+        == "en"
+    )
     assert language_code("Russian") == language_code("русский") == "ru" and language_code("klingon") == ""
 
 
@@ -212,7 +218,9 @@ def _dump(ix) -> dict:
     out = {}
     with ix.reader() as reader:
         paths = {docnum: stored["path"] for docnum, stored in reader.iter_docs()}
-        out["stored"] = sorted((stored["path"], stored.get("title"), stored.get("rec")) for _, stored in reader.iter_docs())
+        out["stored"] = sorted(
+            (stored["path"], stored.get("title"), stored.get("rec")) for _, stored in reader.iter_docs()
+        )
         for fieldname, btext in reader.all_terms():
             postings = reader.postings(fieldname, btext)
             items = []
@@ -226,9 +234,7 @@ def _dump(ix) -> dict:
                 round(reader.frequency(fieldname, btext), 6),
             )
         for fieldname in ("title", "body"):
-            out[("length", fieldname)] = sorted(
-                (paths[d], reader.doc_field_length(d, fieldname)) for d in paths
-            )
+            out[("length", fieldname)] = sorted((paths[d], reader.doc_field_length(d, fieldname)) for d in paths)
     return out
 
 
@@ -252,8 +258,9 @@ def test_fast_writer_builds_the_same_index_as_whoosh(tmp_path) -> None:
         built[name] = ix
     stock, fast = _dump(built["stock"]), _dump(built["fast"])
     assert stock == fast
-    rare = [key for key, value in fast.items() if isinstance(key, tuple) and key[0] == "body"
-            and value[1] <= INLINE_LIMIT]
+    rare = [
+        key for key, value in fast.items() if isinstance(key, tuple) and key[0] == "body" and value[1] <= INLINE_LIMIT
+    ]
     assert rare, "the sample must exercise inlined posting lists"
     for query in ("common", "w1 OR w2", "rare-one", "title:w5 common"):
         assert _scores(built["stock"], query) == _scores(built["fast"], query)

@@ -33,7 +33,9 @@ def test_parallel_and_serial_builds_agree(sample_field: Path, tmp_path: Path, mo
         assert parallel.indexed_statuses() == serial.indexed_statuses()
         for query in QUERIES:
             expected = [(h.path, round(h.score, 4), h.status, h.snippet) for h in serial.search(query, limit=30)]
-            assert [(h.path, round(h.score, 4), h.status, h.snippet) for h in parallel.search(query, limit=30)] == expected
+            assert [
+                (h.path, round(h.score, 4), h.status, h.snippet) for h in parallel.search(query, limit=30)
+            ] == expected
         assert_matches_folder(parallel)
     finally:
         serial.close()
@@ -55,7 +57,9 @@ def test_helpers_that_write_a_segment_every_few_pages_build_the_same_index(
         assert parallel.indexed_statuses() == serial.indexed_statuses()
         for query in QUERIES:
             expected = [(h.path, round(h.score, 4), h.status, h.snippet) for h in serial.search(query, limit=30)]
-            assert [(h.path, round(h.score, 4), h.status, h.snippet) for h in parallel.search(query, limit=30)] == expected
+            assert [
+                (h.path, round(h.score, 4), h.status, h.snippet) for h in parallel.search(query, limit=30)
+            ] == expected
     finally:
         serial.close()
         parallel.close()

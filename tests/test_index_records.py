@@ -51,8 +51,10 @@ def test_a_warm_open_reads_stamps_and_the_records_only_when_asked(sample_field: 
         assert table.loaded == 5
         assert dict(table.load_all()) == full
         assert sorted(table.references()) == sorted(
-            (path, target) for path, record in full.items()
-            for target in (*record.page_info().supersedes, *record.page_info().superseded_by))
+            (path, target)
+            for path, record in full.items()
+            for target in (*record.page_info().supersedes, *record.page_info().superseded_by)
+        )
     finally:
         svc.close()
 
@@ -66,13 +68,17 @@ def test_changes_after_a_warm_open_read_only_what_they_touch(sample_field: Path,
         write_page(sample_field, "notes/new-okapi.md", page("Okapi", "An okapi was seen today. [observed]"))
         plain = "notes/feedback-short-status-replies.md"  # supersedes nothing, nothing names it
         write_page(sample_field, plain, (sample_field / plain).read_text() + "- Also an okapi. [stated]\n")
-        assert wait_for(lambda: sorted(search_paths(svc, "okapi")) == ["notes/feedback-short-status-replies.md",
-                                                                       "notes/new-okapi.md"])
+        assert wait_for(
+            lambda: (
+                sorted(search_paths(svc, "okapi")) == ["notes/feedback-short-status-replies.md", "notes/new-okapi.md"]
+            )
+        )
         assert table is svc._gen.records
         assert table.loaded <= 2  # the pages written (and nothing else): statuses decided locally
         # A change that can move other pages' statuses (supersedes dropped) reads them all, as it must.
-        write_page(sample_field, "notes/pref-weekly-update-bullets.md",
-                   page("Weekly update", "Bullets, and a tapir. [stated]"))
+        write_page(
+            sample_field, "notes/pref-weekly-update-bullets.md", page("Weekly update", "Bullets, and a tapir. [stated]")
+        )
         assert wait_for(lambda: search_paths(svc, "tapir") == ["notes/pref-weekly-update-bullets.md"])
         assert table.loaded == len(table)
         assert_matches_folder(svc)
@@ -138,8 +144,15 @@ def test_a_forged_snapshot_is_never_read(sample_field: Path, tmp_path: Path) -> 
 
 
 def test_a_malformed_snapshot_is_not_used(tmp_path: Path) -> None:
-    good = {"format": 2, "toc": 3, "paths": ["a.md", "b.md"], "sizes": [1, 2], "mtimes": [5, 6],
-            "sides": [None, [1, 10, 11]], "refs": {"b.md": ["a"]}}
+    good = {
+        "format": 2,
+        "toc": 3,
+        "paths": ["a.md", "b.md"],
+        "sizes": [1, 2],
+        "mtimes": [5, 6],
+        "sides": [None, [1, 10, 11]],
+        "refs": {"b.md": ["a"]},
+    }
 
     def read(**change):
         (tmp_path / SNAPSHOT_FILE).write_text(json.dumps({**good, **change}))
@@ -148,8 +161,16 @@ def test_a_malformed_snapshot_is_not_used(tmp_path: Path) -> None:
     stamps, refs = read()
     assert stamps == {"a.md": (1, 5, None), "b.md": (2, 6, [1, 10, 11])} and refs == {"b.md": ("a",)}
     assert read_snapshot(tmp_path, 4) is None  # another commit
-    for change in ({"format": 1}, {"paths": ["a.md", 7]}, {"paths": ["a.md", "a.md"]}, {"sizes": [1]},
-                   {"sides": [None, "x"]}, {"refs": {"b.md": "a"}}, {"refs": {"b.md": [1]}}, {"refs": []}):
+    for change in (
+        {"format": 1},
+        {"paths": ["a.md", 7]},
+        {"paths": ["a.md", "a.md"]},
+        {"sizes": [1]},
+        {"sides": [None, "x"]},
+        {"refs": {"b.md": "a"}},
+        {"refs": {"b.md": [1]}},
+        {"refs": []},
+    ):
         assert read(**change) is None, change
     (tmp_path / SNAPSHOT_FILE).write_text("not json")
     assert read_snapshot(tmp_path, 3) is None
@@ -158,14 +179,16 @@ def test_a_malformed_snapshot_is_not_used(tmp_path: Path) -> None:
 def test_the_folder_is_compared_with_the_stamps_new_changed_removed_and_sidecars() -> None:
     from memtui.field.field import ScanEntry
 
-    table = RecordTable(stubs={
-        "same.md": (10, 5, None),
-        "grown.md": (10, 5, None),
-        "gone.md": (10, 5, None),
-        "side-same.md": (10, 5, [True, 3, 7]),
-        "side-moved.md": (10, 5, [True, 3, 7]),
-        "side-new.md": (10, 5, [False, 0, 0]),
-    })
+    table = RecordTable(
+        stubs={
+            "same.md": (10, 5, None),
+            "grown.md": (10, 5, None),
+            "gone.md": (10, 5, None),
+            "side-same.md": (10, 5, [True, 3, 7]),
+            "side-moved.md": (10, 5, [True, 3, 7]),
+            "side-new.md": (10, 5, [False, 0, 0]),
+        }
+    )
     entries = [
         ScanEntry("same.md", 10, 5, (99, 99)),  # read without a sidecar: what is beside it does not count
         ScanEntry("grown.md", 11, 5),
@@ -178,4 +201,6 @@ def test_the_folder_is_compared_with_the_stamps_new_changed_removed_and_sidecars
     assert sorted(differ) == ["grown.md", "new.md", "side-moved.md", "side-new.md"]
     assert removed == ["gone.md"]
     assert table.compare([e for e in entries if e.path != "new.md"] + [ScanEntry("gone.md", 10, 5)]) == (
-        ["grown.md", "side-moved.md", "side-new.md"], [])
+        ["grown.md", "side-moved.md", "side-new.md"],
+        [],
+    )

@@ -43,7 +43,10 @@ def test_first_open_builds_an_index_equal_to_the_folder(sample_field: Path) -> N
         assert {"reading", "indexing"} <= seen_phases
         assert report.golden is not None and report.golden["passed"]  # the sample's golden.yaml
         assert not svc.read_only
-        assert svc.location == Path(os.environ["XDG_CACHE_HOME"]) / "memtui" / "fields" / svc.location.parts[-3] / "cache" / "index"
+        assert (
+            svc.location
+            == Path(os.environ["XDG_CACHE_HOME"]) / "memtui" / "fields" / svc.location.parts[-3] / "cache" / "index"
+        )
         assert_matches_folder(svc)
     finally:
         svc.close()
@@ -101,8 +104,13 @@ def test_a_new_version_supersedes_the_old_on_reopen(sample_field: Path) -> None:
     write_page(
         sample_field,
         "decisions/public-api-grpc.md",
-        page('"Public API decision: gRPC"', "The public API decision is now gRPC. [stated]",
-             id="mem_grpc", subject="decision/public-api", supersedes="[mem_9tx5]"),
+        page(
+            '"Public API decision: gRPC"',
+            "The public API decision is now gRPC. [stated]",
+            id="mem_grpc",
+            subject="decision/public-api",
+            supersedes="[mem_9tx5]",
+        ),
     )
     svc = open_service(sample_field)
     try:
@@ -159,8 +167,15 @@ def _point_outside(gen: Path) -> None:
 
 @pytest.mark.parametrize(
     "damage",
-    [_truncate_segment, _write_garbage_manifest, _drop_manifest, _add_stray_file, _sign_with_another_key,
-     _point_nowhere, _point_outside],
+    [
+        _truncate_segment,
+        _write_garbage_manifest,
+        _drop_manifest,
+        _add_stray_file,
+        _sign_with_another_key,
+        _point_nowhere,
+        _point_outside,
+    ],
 )
 def test_a_damaged_or_foreign_index_is_rebuilt_without_a_traceback(sample_field: Path, damage) -> None:
     svc = open_service(sample_field)
@@ -194,8 +209,9 @@ def test_an_index_from_another_user_key_is_not_trusted(sample_field: Path, tmp_p
 
 def _pretend_old_recipe(gen: Path) -> None:
     manifest = read_manifest(gen)
-    write_manifest(gen, {**RECIPE, "analyzer": "an older analyzer"}, status_day=manifest.status_day,
-                   pages=manifest.pages)
+    write_manifest(
+        gen, {**RECIPE, "analyzer": "an older analyzer"}, status_day=manifest.status_day, pages=manifest.pages
+    )
 
 
 def test_a_recipe_change_rebuilds_and_swaps_when_golden_passes(sample_field: Path) -> None:
@@ -242,14 +258,23 @@ def test_unusual_pages_are_indexed_without_errors(sample_field: Path) -> None:
     write_page(sample_field, "notes/empty.md", b"")
     write_page(sample_field, "notes/latin1.md", "caf\xe9 r\xe9sum\xe9 ocelot".encode("latin-1"))
     write_page(sample_field, "notes/huge.md", "ocelot " * 400_000)
-    write_page(sample_field, "notes/crlf.md", "---\r\ntitle: Windows note\r\n---\r\n# Heading\r\nA jaguarundi. [stated]\r\n")
+    write_page(
+        sample_field, "notes/crlf.md", "---\r\ntitle: Windows note\r\n---\r\n# Heading\r\nA jaguarundi. [stated]\r\n"
+    )
     (sample_field / "notes/link.md").symlink_to(sample_field / "notes/crlf.md")
     bad_name = os.fsdecode(b"notes/bad-\xff-name.md")
     write_page(sample_field, bad_name, page("Odd name", "An axolotl lives here. [observed]"))
     svc = open_service(sample_field)
     try:
         inputs = svc.indexed_inputs()
-        for path in ("notes/binary.md", "notes/empty.md", "notes/latin1.md", "notes/huge.md", "notes/crlf.md", bad_name):
+        for path in (
+            "notes/binary.md",
+            "notes/empty.md",
+            "notes/latin1.md",
+            "notes/huge.md",
+            "notes/crlf.md",
+            bad_name,
+        ):
             assert path in inputs
         assert "notes/link.md" not in inputs
         assert search_paths(svc, "jaguarundi") == ["notes/crlf.md"]

@@ -88,7 +88,9 @@ def test_local_status_decisions_equal_a_whole_recomputation(tmp_path: Path) -> N
 
 def test_a_plain_new_page_is_decided_locally_and_a_superseding_one_is_not(sample_field: Path, tmp_path: Path) -> None:
     gen = _built(sample_field, tmp_path / "gen")
-    (sample_field / "notes" / "plain.md").write_text("---\ntitle: A plain note\nstatus: stale\n---\nNothing. [observed]\n")
+    (sample_field / "notes" / "plain.md").write_text(
+        "---\ntitle: A plain note\nstatus: stale\n---\nNothing. [observed]\n"
+    )
     gen.apply(gen.plan_paths(sample_field, ["notes/plain.md"]))
     first = gen.references
     assert first is not None
@@ -111,7 +113,9 @@ def test_a_plain_new_page_is_decided_locally_and_a_superseding_one_is_not(sample
     assert _stored(gen) == _whole(gen, sample_field)
 
 
-def test_a_new_generation_decides_its_first_plain_change_locally(sample_field: Path, tmp_path: Path, monkeypatch) -> None:
+def test_a_new_generation_decides_its_first_plain_change_locally(
+    sample_field: Path, tmp_path: Path, monkeypatch
+) -> None:
     """A generation just built (or merged) has no references from a whole computation yet: they
     are made from its records, and the first plain page written is decided without the whole
     field's graph (at 20,000 pages that graph took 0.9 s of the first commit of a storm)."""

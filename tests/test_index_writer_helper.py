@@ -50,7 +50,9 @@ def _started(svc) -> int:
     return helper.proc.pid
 
 
-def test_the_helper_keeps_the_index_current_and_this_process_searches_it(sample_field: Path, helper_from_one_page) -> None:
+def test_the_helper_keeps_the_index_current_and_this_process_searches_it(
+    sample_field: Path, helper_from_one_page
+) -> None:
     svc, recorder = watching(sample_field)
     try:
         pid = _started(svc)
@@ -171,8 +173,9 @@ def test_the_helper_never_outlives_the_process_that_started_it(sample_field: Pat
     store.release_writer()
 
 
-async def test_the_app_with_its_writer_in_a_helper_shows_a_new_page_and_finds_it(sample_field: Path,
-                                                                               helper_from_one_page) -> None:
+async def test_the_app_with_its_writer_in_a_helper_shows_a_new_page_and_finds_it(
+    sample_field: Path, helper_from_one_page
+) -> None:
     from memtui.tui.widgets.page_table import PageTable
     from memtui.tui.widgets.status_bar import describe_sync
     from tests.helpers_tui import SIZE, make_app, wait_ready
@@ -185,7 +188,9 @@ async def test_the_app_with_its_writer_in_a_helper_shows_a_new_page_and_finds_it
         table = app.screen.query_one(PageTable)
         (sample_field / "notes" / "helper-wrote.md").write_text(page("Helper", "A quokka smiled. [observed]"))
         for _ in range(200):
-            if "notes/helper-wrote.md" in table.keys() and search_paths(app.index, "quokka") == ["notes/helper-wrote.md"]:
+            if "notes/helper-wrote.md" in table.keys() and search_paths(app.index, "quokka") == [
+                "notes/helper-wrote.md"
+            ]:
                 break
             await pilot.pause(0.05)
         assert "notes/helper-wrote.md" in table.keys(), "the app read the page itself"

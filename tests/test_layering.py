@@ -181,7 +181,9 @@ def test_the_static_check_sees_imports_inside_functions(tmp_path):
     )
     modules = {"memtui.field.field": module, "memtui.tui.app": module, "memtui.index.service": module}
     assert imports_of("memtui.store.m", module, modules) == {
-        "memtui.field.field", "memtui.tui.app", "memtui.index.service"
+        "memtui.field.field",
+        "memtui.tui.app",
+        "memtui.index.service",
     }
 
 
@@ -220,8 +222,11 @@ def test_every_layer_below_the_tui_imports_without_textual(package):
     seen = imported_after("\n".join(f"import {m}" for m in modules))
     assert seen["textual"] == []
     allowed = {p for p, layer in LAYER_OF_PACKAGE.items() if layer in ALLOWED[layer_of(package)] | {layer_of(package)}}
-    upward = [m for m in seen["memtui"] if m.count(".") and ".".join(m.split(".")[:2]) in LAYER_OF_PACKAGE
-              and ".".join(m.split(".")[:2]) not in allowed]
+    upward = [
+        m
+        for m in seen["memtui"]
+        if m.count(".") and ".".join(m.split(".")[:2]) in LAYER_OF_PACKAGE and ".".join(m.split(".")[:2]) not in allowed
+    ]
     assert upward == []
 
 

@@ -79,7 +79,11 @@ def test_regret_rate_per_job_kind():
     ]
     jobs, total = ledger.regret_stats(entries)
     assert jobs["dedupe"].to_json() == {
-        "job": "dedupe", "approved": 4, "rejected": 0, "reverted": 1, "regret_rate": 0.25,
+        "job": "dedupe",
+        "approved": 4,
+        "rejected": 0,
+        "reverted": 1,
+        "regret_rate": 0.25,
     }
     assert jobs["expire"].regret_rate is None
     assert jobs["expire"].rejected == 1 and jobs["expire"].reverted == 0
@@ -88,7 +92,10 @@ def test_regret_rate_per_job_kind():
 
 def test_page_decisions_follow_moves():
     moved = LedgerEntry(
-        ts="t", who="w", action=ledger.QUARANTINE_APPROVE, target="quarantine/a.md",
+        ts="t",
+        who="w",
+        action=ledger.QUARANTINE_APPROVE,
+        target="quarantine/a.md",
         pages=[{"path": "quarantine/a.md", "before": "1", "after": "2", "moved_to": "notes/a.md"}],
     )
     assert ledger.page_decisions([moved], "notes/a.md") == [moved]
@@ -115,8 +122,15 @@ def test_reviewer_name_precedence(tmp_path, monkeypatch):
 
 def test_entry_round_trip():
     original = LedgerEntry(
-        ts="2026-11-29T10:00:00Z", who="maya", action=ledger.PROPOSAL_APPROVE, target="p1", job="expire",
-        carrier="git", pages=[{"path": "a.md", "before": None, "after": "ab"}], reason="ok", commit="c0ffee",
+        ts="2026-11-29T10:00:00Z",
+        who="maya",
+        action=ledger.PROPOSAL_APPROVE,
+        target="p1",
+        job="expire",
+        carrier="git",
+        pages=[{"path": "a.md", "before": None, "after": "ab"}],
+        reason="ok",
+        commit="c0ffee",
     )
     assert LedgerEntry.from_json(json.loads(json.dumps(original.to_json()))) == original
     with pytest.raises(ValueError):

@@ -14,8 +14,18 @@ CONTRADICTION = "2026-11-27-contradiction-01"
 DEDUPE = "2026-11-27-dedupe-01"
 EXPIRE = "2026-11-27-expire-01"
 ENTRY_KEYS = {
-    "id", "carrier", "location", "job", "created", "age_days", "state", "flags", "conflicts_with", "pages",
-    "validation", "decision",
+    "id",
+    "carrier",
+    "location",
+    "job",
+    "created",
+    "age_days",
+    "state",
+    "flags",
+    "conflicts_with",
+    "pages",
+    "validation",
+    "decision",
 }
 
 
@@ -55,8 +65,15 @@ def test_list_text_names_every_state(sample_field, capsys):
 def test_show_json_has_diffs_three_way_and_checks(sample_field, capsys):
     code, data, _ = run_cli_json(["proposals", "show", sample_field, CONSOLIDATE], capsys)
     assert code == 0
-    assert set(data) == ENTRY_KEYS | {"rationale", "evidence", "fingerprint", "diffs", "three_way", "checks",
-                                      "tag_changes"}
+    assert set(data) == ENTRY_KEYS | {
+        "rationale",
+        "evidence",
+        "fingerprint",
+        "diffs",
+        "three_way",
+        "checks",
+        "tag_changes",
+    }
     assert data["tag_changes"] == []  # the consolidation rewrites claims, keeps no claim with another tag
     assert data["rationale"].startswith("Maya's meeting-time preference")
     assert [t["path"] for t in data["three_way"]] == ["notes/meeting-times-mornings.md"]
@@ -80,7 +97,9 @@ def test_approve_json_and_stats(sample_field, capsys):
     decision = data["decision"]
     assert set(decision) == {"ts", "who", "action", "target", "job", "carrier", "pages", "reason", "commit"}
     assert (decision["action"], decision["target"], decision["who"]) == ("proposal-approve", EXPIRE, "maya")
-    code, data, _ = run_cli_json(["proposals", "revert", sample_field, EXPIRE, "--reason", "not over yet", "--yes"], capsys)
+    code, data, _ = run_cli_json(
+        ["proposals", "revert", sample_field, EXPIRE, "--reason", "not over yet", "--yes"], capsys
+    )
     assert code == 0 and data["decision"]["action"] == "proposal-revert"
     code, data, _ = run_cli_json(["proposals", "stats", sample_field], capsys)
     assert data["jobs"]["expire"] == {"job": "expire", "approved": 1, "rejected": 0, "reverted": 1, "regret_rate": 1.0}
@@ -109,7 +128,9 @@ def test_accept_stale_prints_the_three_way_first(sample_field, capsys):
 def test_reject_needs_a_reason(sample_field, capsys):
     with pytest.raises(SystemExit):
         run_cli(["proposals", "reject", sample_field, DEDUPE], capsys)
-    code, data, _ = run_cli_json(["proposals", "reject", sample_field, DEDUPE, "--reason", "keep both", "--yes"], capsys)
+    code, data, _ = run_cli_json(
+        ["proposals", "reject", sample_field, DEDUPE, "--reason", "keep both", "--yes"], capsys
+    )
     assert code == 0 and data["decision"]["reason"] == "keep both"
     code, data, _ = run_cli_json(["proposals", "list", sample_field, "--all"], capsys)
     assert {p["id"]: p["state"] for p in data["proposals"]}[DEDUPE] == "rejected"
@@ -144,8 +165,7 @@ def test_output_is_inert(sample_field, capsys):
     (folder / "files/notes").mkdir(parents=True)
     (folder / "files/notes/h.md").write_text(hostile, encoding="utf-8")
     (folder / "proposal.yaml").write_text(
-        "id: 2026-11-28-dedupe-09\njob: dedupe\n"
-        "rationale: \"[@click=app.quit]x[/] \\e[2J\"\nbase: {notes/h.md: null}\n",
+        'id: 2026-11-28-dedupe-09\njob: dedupe\nrationale: "[@click=app.quit]x[/] \\e[2J"\nbase: {notes/h.md: null}\n',
         encoding="utf-8",
     )
     for argv in (["proposals", "list", sample_field], ["proposals", "show", sample_field, "2026-11-28-dedupe-09"]):
@@ -162,7 +182,6 @@ def test_readonly_zip_can_be_listed_not_changed(sample_field, tmp_path, capsys):
     assert code == 0
     code, _, err = run_cli(["proposals", "approve", tmp_path / "f.memoryfield.zip", EXPIRE, "--yes"], capsys)
     assert code == 1 and "read-only" in err
-
 
 
 def test_undo_a_proposal_decision_from_the_command_line(sample_field, capsys):

@@ -39,8 +39,9 @@ def crash_apply(root, proposal_id: str, point: str, *extra: str) -> subprocess.C
         "from memtui.review import proposals\n"
         f"proposals.approve(sys.argv[1], sys.argv[2], accept_stale={'--accept-stale' in extra})\n"
     )
-    return subprocess.run([sys.executable, "-c", code, str(root), proposal_id], env=env, capture_output=True,
-                          timeout=120)
+    return subprocess.run(
+        [sys.executable, "-c", code, str(root), proposal_id], env=env, capture_output=True, timeout=120
+    )
 
 
 def test_crash_after_the_first_page_rolls_back_exactly(sample_field):
@@ -108,7 +109,8 @@ def repo(sample_field, tmp_path, monkeypatch):
     old_a = (sample_field / "notes/trackstream-trial-terms.md").read_bytes()
     old_b = (sample_field / "notes/q3-digest.md").read_bytes()
     branch_proposal(
-        sample_field, "2026-11-28-expire-02",
+        sample_field,
+        "2026-11-28-expire-02",
         {"notes/trackstream-trial-terms.md": old_a + b"x\n", "notes/q3-digest.md": old_b + b"y\n"},
         "two pages\n\nDream-Job: expire\n",
     )

@@ -190,8 +190,12 @@ def test_staging_proposal_in_a_git_field_is_committed_too(repo):
 
 
 def test_branch_adding_a_page(repo):
-    branch_proposal(repo, "2026-11-28-consolidate-04", {"notes/new.md": b"---\ntitle: n\n---\nn [stated]\n"},
-                    "Add a page\n\nDream-Job: consolidate\n")
+    branch_proposal(
+        repo,
+        "2026-11-28-consolidate-04",
+        {"notes/new.md": b"---\ntitle: n\n---\nn [stated]\n"},
+        "Add a page\n\nDream-Job: consolidate\n",
+    )
     entry = proposals.approve(repo, "2026-11-28-consolidate-04")
     assert entry.pages == [{"path": "notes/new.md", "before": None, "after": sha(b"---\ntitle: n\n---\nn [stated]\n")}]
     assert git(repo, "ls-files", "notes/new.md") == "notes/new.md"

@@ -89,16 +89,16 @@ def test_staging_files_outside_the_allowed_pages(field, path, fragment):
 
 
 def test_staging_base_with_an_absolute_path(field):
-    staging_proposal(field, "p-abs", files={"notes/a.md": PAGE}, base={"notes/a.md": sha(b"x")},
-                     delete=["/tmp/x.md"])
+    staging_proposal(field, "p-abs", files={"notes/a.md": PAGE}, base={"notes/a.md": sha(b"x")}, delete=["/tmp/x.md"])
     proposal = proposals.get_proposal(field, "p-abs")
     assert not proposal.valid
 
 
 def test_symlinked_folder_leaving_the_field(field):
     os.symlink(field.parent / "outside", field / "linked")
-    staging_proposal(field, "p-link", files={"linked/victim.md": PAGE},
-                     base={"linked/victim.md": sha(b"outside the field\n")})
+    staging_proposal(
+        field, "p-link", files={"linked/victim.md": PAGE}, base={"linked/victim.md": sha(b"outside the field\n")}
+    )
     assert_refused(field, "p-link", "symlinked folder")
     assert (field.parent / "outside/victim.md").read_bytes() == b"outside the field\n"
 
@@ -128,8 +128,9 @@ def test_symlinked_proposal_folder_and_manifest(field, tmp_path):
 
 def test_the_page_itself_a_symlink(field):
     os.symlink(field.parent / "outside/victim.md", field / "notes/victim.md")
-    staging_proposal(field, "p-pagelink", files={"notes/victim.md": PAGE},
-                     base={"notes/victim.md": sha(b"outside the field\n")})
+    staging_proposal(
+        field, "p-pagelink", files={"notes/victim.md": PAGE}, base={"notes/victim.md": sha(b"outside the field\n")}
+    )
     assert_refused(field, "p-pagelink", "symlink")
 
 

@@ -20,7 +20,7 @@ CONSOLIDATE = "2026-11-19-consolidate-01"
 CONTRADICTION = "2026-11-27-contradiction-01"
 DEDUPE = "2026-11-27-dedupe-01"
 EXPIRE = "2026-11-27-expire-01"
-NOW = dt.datetime(2026, 11, 29, 12, 0, tzinfo=dt.timezone.utc)
+NOW = dt.datetime(2026, 11, 29, 12, 0, tzinfo=dt.UTC)
 
 
 pytestmark = pytest.mark.usefixtures("reviewer_maya")
@@ -45,7 +45,7 @@ def test_sample_queue_states(sample_field):
     assert [e.proposal.id for e in queue.entries] == [CONSOLIDATE, DEDUPE, EXPIRE, CONTRADICTION]  # oldest first
     consolidate = queue.get(CONSOLIDATE)
     assert consolidate.proposal.job == "consolidate"
-    created = dt.datetime(2026, 11, 19, 3, 25, tzinfo=dt.timezone.utc)
+    created = dt.datetime(2026, 11, 19, 3, 25, tzinfo=dt.UTC)
     assert round(consolidate.age_days, 2) == round((NOW - created).total_seconds() / 86400, 2)
     assert [c.path for c in consolidate.proposal.changes if c.stale] == ["notes/meeting-times-mornings.md"]
     assert {c.path: c.action for c in consolidate.proposal.changes} == {
@@ -61,8 +61,18 @@ def test_sample_queue_states(sample_field):
     data = queue.to_json()
     assert json.loads(json.dumps(data)) == data
     assert set(data["proposals"][0]) == {
-        "id", "carrier", "location", "job", "created", "age_days", "state", "flags", "conflicts_with", "pages",
-        "validation", "decision",
+        "id",
+        "carrier",
+        "location",
+        "job",
+        "created",
+        "age_days",
+        "state",
+        "flags",
+        "conflicts_with",
+        "pages",
+        "validation",
+        "decision",
     }
 
 
@@ -108,15 +118,23 @@ def test_approve_dedupe_applies_every_page_and_retires_the_duplicate(sample_fiel
     assert archived.read_bytes() == retired  # retired, never deleted
     after = snapshot(sample_field)
     assert {k for k in set(before) | set(after) if before.get(k) != after.get(k)} == {
-        "notes/brightline-pilot-sla.md", "notes/brightline-sla-expectations.md",
+        "notes/brightline-pilot-sla.md",
+        "notes/brightline-sla-expectations.md",
     }
     assert entry.action == ledger.PROPOSAL_APPROVE and entry.job == "dedupe" and entry.carrier == "staging"
     assert entry.who == "maya" and entry.commit is None
     assert entry.pages == [
-        {"path": "notes/brightline-pilot-sla.md", "before": sha(old_pilot),
-         "after": sha(after["notes/brightline-pilot-sla.md"])},
-        {"path": "notes/brightline-sla-expectations.md", "before": sha(retired), "after": None,
-         "moved_to": ".memtui/archive/retired/notes/brightline-sla-expectations.md"},
+        {
+            "path": "notes/brightline-pilot-sla.md",
+            "before": sha(old_pilot),
+            "after": sha(after["notes/brightline-pilot-sla.md"]),
+        },
+        {
+            "path": "notes/brightline-sla-expectations.md",
+            "before": sha(retired),
+            "after": None,
+            "moved_to": ".memtui/archive/retired/notes/brightline-sla-expectations.md",
+        },
     ]
     assert ledger.read(sample_field).entries == [entry]
     # The proposal folder stays; its state comes from the ledger.
@@ -209,8 +227,13 @@ def test_two_conflicting_proposals(sample_field):
 def test_result_routing_a_quarantined_page_from_memory_is_refused(sample_field):
     memory = (sample_field / "MEMORY.md").read_bytes()
     new = memory + b"- Latest vendor prices: quarantine/trackstream-2027-list-price.md\n"
-    staging_proposal(sample_field, "2026-11-28-consolidate-09", job="consolidate", files={"MEMORY.md": new},
-                     base={"MEMORY.md": sha(memory)})
+    staging_proposal(
+        sample_field,
+        "2026-11-28-consolidate-09",
+        job="consolidate",
+        files={"MEMORY.md": new},
+        base={"MEMORY.md": sha(memory)},
+    )
     entry = proposals.proposal_queue(sample_field).get("2026-11-28-consolidate-09")
     assert not entry.validation.ok
     assert [f.rule for f in entry.validation.blocking] == ["memory-untrusted-target"]
@@ -220,12 +243,17 @@ def test_result_routing_a_quarantined_page_from_memory_is_refused(sample_field):
 
 
 def test_a_proposal_can_create_a_page(sample_field):
-    staging_proposal(sample_field, "2026-11-28-consolidate-02", job="consolidate",
-                     files={"notes/new-page.md": b"---\ntitle: New\n---\nNew fact [stated]\n"},
-                     base={"notes/new-page.md": None})
+    staging_proposal(
+        sample_field,
+        "2026-11-28-consolidate-02",
+        job="consolidate",
+        files={"notes/new-page.md": b"---\ntitle: New\n---\nNew fact [stated]\n"},
+        base={"notes/new-page.md": None},
+    )
     entry = proposals.approve(sample_field, "2026-11-28-consolidate-02")
-    assert entry.pages == [{"path": "notes/new-page.md", "before": None,
-                            "after": sha(b"---\ntitle: New\n---\nNew fact [stated]\n")}]
+    assert entry.pages == [
+        {"path": "notes/new-page.md", "before": None, "after": sha(b"---\ntitle: New\n---\nNew fact [stated]\n")}
+    ]
     proposals.revert(sample_field, "2026-11-28-consolidate-02")
     assert not (sample_field / "notes/new-page.md").exists()
     assert (sample_field / ".memtui/archive/reverted/notes/new-page.md").exists()  # never deleted
@@ -270,8 +298,10 @@ def test_revert_restores_previous_bytes_and_counts_as_regret(sample_field):
     assert after["notes/trackstream-trial-terms.md"] != before["notes/trackstream-trial-terms.md"]
     assert entry.action == ledger.PROPOSAL_REVERT and entry.job == "dedupe"
     assert {p["path"]: (p["before"], p["after"]) for p in entry.pages} == {
-        "notes/brightline-pilot-sla.md": (sha(proposed(sample_field, DEDUPE, "notes/brightline-pilot-sla.md")),
-                                          sha(before["notes/brightline-pilot-sla.md"])),
+        "notes/brightline-pilot-sla.md": (
+            sha(proposed(sample_field, DEDUPE, "notes/brightline-pilot-sla.md")),
+            sha(before["notes/brightline-pilot-sla.md"]),
+        ),
         "notes/brightline-sla-expectations.md": (None, sha(before["notes/brightline-sla-expectations.md"])),
     }
     stats = proposals.stats(sample_field)

@@ -115,8 +115,12 @@ def test_approve_changes_only_the_review_keys_byte_for_byte(tmp_path):
         "<!-- a comment in the body -->\r\n"
     )
     write_page(tmp_path, "quarantine/x.md", original)
-    decision = quarantine.approve_page(tmp_path, *bound(tmp_path, "quarantine/x.md"), reviewer="Maya Okafor",
-                                       now=__import__("datetime").datetime(2026, 11, 29, 10, 51, 7, 123))
+    decision = quarantine.approve_page(
+        tmp_path,
+        *bound(tmp_path, "quarantine/x.md"),
+        reviewer="Maya Okafor",
+        now=__import__("datetime").datetime(2026, 11, 29, 10, 51, 7, 123),
+    )
     assert decision.moved_to == "notes/x.md"
     assert not (tmp_path / "quarantine/x.md").exists()
     after = (tmp_path / "notes/x.md").read_bytes().decode()
@@ -162,10 +166,14 @@ def test_approve_records_the_decision_in_the_ledger(sample_field):
     e = entries[0]
     assert (e.action, e.target, e.who) == (ledger.QUARANTINE_APPROVE, path, "maya")
     assert e.reason == "checked against the spec"
-    assert e.pages == [{
-        "path": path, "before": digest, "after": decision.after,
-        "moved_to": "knowledge/concepts/edi-214-status-codes.md",
-    }]
+    assert e.pages == [
+        {
+            "path": path,
+            "before": digest,
+            "after": decision.after,
+            "moved_to": "knowledge/concepts/edi-214-status-codes.md",
+        }
+    ]
     assert decision.after == sha((sample_field / "knowledge/concepts/edi-214-status-codes.md").read_bytes())
 
 

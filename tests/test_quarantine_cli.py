@@ -12,7 +12,16 @@ WEB = "sessions/2026-11-18-web-research.md"
 HOSTILE = "quarantine/vendor-pricing-update.md"
 EDI = "quarantine/edi-214-status-codes.md"
 ITEM_KEYS = {
-    "path", "title", "state", "source", "created", "sha256", "size", "flags", "move_to", "destination",
+    "path",
+    "title",
+    "state",
+    "source",
+    "created",
+    "sha256",
+    "size",
+    "flags",
+    "move_to",
+    "destination",
     "destination_problem",
 }
 
@@ -51,8 +60,19 @@ def test_show_json(sample_field, capsys):
     code, data, _ = run_cli_json(["quarantine", "show", sample_field, HOSTILE], capsys)
     assert code == 0
     assert set(data) == {
-        "path", "sha256", "state", "source", "frontmatter", "frontmatter_error", "sources", "move_to",
-        "destination", "destination_problem", "flags", "hazards", "raw",
+        "path",
+        "sha256",
+        "state",
+        "source",
+        "frontmatter",
+        "frontmatter_error",
+        "sources",
+        "move_to",
+        "destination",
+        "destination_problem",
+        "flags",
+        "hazards",
+        "raw",
     }
     assert data["frontmatter"]["move_to"] == "notes"
     assert any(f["rule"] == "conceal" for f in data["flags"])
@@ -116,7 +136,6 @@ def test_refusals_are_messages_not_tracebacks(sample_field, capsys):
     ):
         code, _, err = run_cli(argv, capsys)
         assert code == 1 and err.startswith("error:") and "Traceback" not in err
-
 
 
 def test_a_decision_without_a_terminal_needs_yes(sample_field, capsys):

@@ -66,7 +66,9 @@ def test_cli_k_overrides_the_file(sample_field: Path, capsys) -> None:
         ("questions:\n  - &a {question: q}\n  - *a\n", "aliases are not accepted"),
     ],
 )
-def test_a_malformed_golden_file_is_a_clear_error(tmp_path: Path, text: str, message: str, sample_field, capsys) -> None:
+def test_a_malformed_golden_file_is_a_clear_error(
+    tmp_path: Path, text: str, message: str, sample_field, capsys
+) -> None:
     golden = tmp_path / "golden.yaml"
     golden.write_text(text)
     if message == "questions":  # aliases are fine for the safe loader; the file still loads

@@ -43,17 +43,21 @@ def test_superseded_pages_never_rank_above_their_successors(svc) -> None:
 @pytest.mark.parametrize(
     ("query", "check"),
     [
-        ("kind:preference", lambda paths: "notes/pref-weekly-update-bullets.md" in paths
-         and "decisions/public-api-trpc.md" not in paths),
-        ("subject:decision/*", lambda paths: set(THREE) <= set(paths)
-         and all(p.startswith("decisions/") for p in paths)),
+        (
+            "kind:preference",
+            lambda paths: (
+                "notes/pref-weekly-update-bullets.md" in paths and "decisions/public-api-trpc.md" not in paths
+            ),
+        ),
+        (
+            "subject:decision/*",
+            lambda paths: set(THREE) <= set(paths) and all(p.startswith("decisions/") for p in paths),
+        ),
         ("subject:Decision/Public-API", lambda paths: set(paths) == set(THREE)),
         ("tag:suggested", lambda paths: bool(paths)),
-        ("status:quarantined", lambda paths: "quarantine/vendor-pricing-update.md" in paths
-         and THREE[0] not in paths),
+        ("status:quarantined", lambda paths: "quarantine/vendor-pricing-update.md" in paths and THREE[0] not in paths),
         ("status:unreviewed", lambda paths: "notes/hiring-plan-q1-2027.md" in paths),
-        ("status:superseded public API", lambda paths: set(THREE[1:]) <= set(paths)
-         and THREE[0] not in paths),
+        ("status:superseded public API", lambda paths: set(THREE[1:]) <= set(paths) and THREE[0] not in paths),
         ("status:current public API", lambda paths: THREE[0] in paths and not set(THREE[1:]) & set(paths)),
         ("origin:agent", lambda paths: THREE[0] in paths),
         ("path:notes/* meeting", lambda paths: paths and all(p.startswith("notes/") for p in paths)),

@@ -162,15 +162,23 @@ def test_a_disjunction_scores_each_page_by_its_own_best_part(searcher) -> None:
     a, b = wq.Term("text", "w0"), wq.Term("text", "w7")
     union = {docnum: score for score, docnum in bulk.top_docs(searcher, wq.Or([a]), 10_000, time.monotonic() + 30)}
     other = {docnum: score for score, docnum in bulk.top_docs(searcher, wq.Or([b]), 10_000, time.monotonic() + 30)}
-    best = {docnum: score for score, docnum in bulk.top_docs(searcher, wq.DisjunctionMax([a, b]), 10_000, time.monotonic() + 30)}
+    best = {
+        docnum: score
+        for score, docnum in bulk.top_docs(searcher, wq.DisjunctionMax([a, b]), 10_000, time.monotonic() + 30)
+    }
     assert set(best) == set(union) | set(other)
     for docnum, score in best.items():
         assert score == pytest.approx(max(union.get(docnum, 0.0), other.get(docnum, 0.0)))
 
 
 def test_shapes_it_does_not_score_are_left_to_whoosh(indexed, searcher) -> None:
-    for query in (wq.Not(wq.Term("text", "w0")), wq.Phrase("text", ["w0", "w1"]), wq.Wildcard("text", "w1*"),
-                  wq.Or([wq.Term("text", "w0"), wq.Term("text", "w1")], minmatch=2), wq.Prefix("status", "cur")):
+    for query in (
+        wq.Not(wq.Term("text", "w0")),
+        wq.Phrase("text", ["w0", "w1"]),
+        wq.Wildcard("text", "w1*"),
+        wq.Or([wq.Term("text", "w0"), wq.Term("text", "w1")], minmatch=2),
+        wq.Prefix("status", "cur"),
+    ):
         with pytest.raises(bulk.Unsupported):
             bulk.top_docs(searcher, query, 10, time.monotonic() + 30)
     # ... and a search with them still works, through Whoosh.

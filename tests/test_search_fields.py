@@ -147,7 +147,9 @@ def test_description_and_claude_code_name_are_searchable(svc) -> None:
 
 def test_search_meta_reads_the_keys_in_their_usual_shapes() -> None:
     assert search_meta({}) == SearchMeta()
-    meta = search_meta({"aliases": ["A", 2, None, True], "tags": "x, y", "description": " d ", "name": "n", "language": "ru"})
+    meta = search_meta(
+        {"aliases": ["A", 2, None, True], "tags": "x, y", "description": " d ", "name": "n", "language": "ru"}
+    )
     assert meta == SearchMeta(aliases=("A", "2"), tags=("x", "y"), description="d", name="n", lang="ru")
     assert search_meta({"alias": "Solo", "tags": "#one #two"}).tags == ("#one", "#two")
     assert search_meta({"alias": "Solo"}).aliases == ("Solo",)

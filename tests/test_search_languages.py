@@ -22,7 +22,9 @@ def cjk(tmp_path: Path):
     svc = open_field(
         tmp_path / "field",
         {
-            "notes/feishu.md": page("Bot", "- 给飞书机器人发消息之前先配置签名。[observed]\n- deployment to staging is automatic. [stated]"),
+            "notes/feishu.md": page(
+                "Bot", "- 给飞书机器人发消息之前先配置签名。[observed]\n- deployment to staging is automatic. [stated]"
+            ),
             "notes/check-1.md": page("One", "- 每天早上做安全检查。[stated]"),
             "notes/check-2.md": page("Two", "- 港口的安全检查经常延误。[observed]"),
             "notes/check-3.md": page("Three", "- 安全检查通过以后才能提箱。[stated]"),
@@ -60,7 +62,10 @@ def test_every_page_holding_a_chinese_phrase_comes_first(cjk) -> None:
 
 def test_a_quoted_chinese_phrase_must_be_exact(cjk) -> None:
     assert set(search_paths(cjk, '"安全检查"')) == {
-        "notes/check-1.md", "notes/check-2.md", "notes/check-3.md", "notes/check-4.md"
+        "notes/check-1.md",
+        "notes/check-2.md",
+        "notes/check-3.md",
+        "notes/check-4.md",
     }
 
 
@@ -100,7 +105,9 @@ def languages(tmp_path: Path):
             "notes/haus.md": page("Hafen", "- Die Häuser am Hafen sind alt. [stated]", lang="de"),
             "de/kurz.md": page("Kurz", "- Gärten. [stated]"),
             "notes/english.md": page("Decisions", "- The decisions were deployed on Tuesday. [stated]"),
-            "notes/cafe.md": page("Cafe", unicodedata.normalize("NFD", "- Le café crème est prêt à Straße İstanbul. [stated]")),
+            "notes/cafe.md": page(
+                "Cafe", unicodedata.normalize("NFD", "- Le café crème est prêt à Straße İstanbul. [stated]")
+            ),
         },
     )
     yield svc
@@ -127,8 +134,18 @@ def test_english_stemming_is_as_before(languages) -> None:
 
 @pytest.mark.parametrize(
     "query",
-    ["café", "cafe", "CAFÉ", unicodedata.normalize("NFD", "café"), "creme", "pret", "strasse", "STRASSE", "istanbul",
-     "İSTANBUL"],
+    [
+        "café",
+        "cafe",
+        "CAFÉ",
+        unicodedata.normalize("NFD", "café"),
+        "creme",
+        "pret",
+        "strasse",
+        "STRASSE",
+        "istanbul",
+        "İSTANBUL",
+    ],
 )
 def test_unicode_forms_case_and_accents_fold(languages, query: str) -> None:
     assert search_paths(languages, query) == ["notes/cafe.md"], query
@@ -169,10 +186,13 @@ def test_the_characters_nfkc_turns_into_cjk_are_all_known() -> None:
 
 
 def test_a_cjk_word_written_in_compatibility_forms_is_found_as_written(tmp_path: Path) -> None:
-    svc = open_field(tmp_path / "field", {
-        "notes/halfwidth.md": page("Half", "- ﾎﾞﾘｭｰﾑの保存場所、か\u3099いこく。[observed]"),
-        "notes/other.md": page("Other", "- ボリ ューム [observed]"),
-    })
+    svc = open_field(
+        tmp_path / "field",
+        {
+            "notes/halfwidth.md": page("Half", "- ﾎﾞﾘｭｰﾑの保存場所、か\u3099いこく。[observed]"),
+            "notes/other.md": page("Other", "- ボリ ューム [observed]"),
+        },
+    )
     try:
         hits = svc.search("ボリューム")
         assert hits[0].path == "notes/halfwidth.md" and not hits[0].partial

@@ -160,10 +160,13 @@ def test_a_build_helpers_records_arrive_sharing_their_parts_and_read_the_same(tm
 
 
 def test_a_heading_that_repeats_the_title_is_held_once_and_one_that_differs_is_kept(tmp_path):
-    root = make_field(tmp_path / "f", {
-        "same.md": "---\ntitle: Door Down\n---\n# Door Down\n\nText.\n",
-        "other.md": "---\ntitle: Door Down\n---\n# Door Up\n\nText.\n",
-    })
+    root = make_field(
+        tmp_path / "f",
+        {
+            "same.md": "---\ntitle: Door Down\n---\n# Door Down\n\nText.\n",
+            "other.md": "---\ntitle: Door Down\n---\n# Door Up\n\nText.\n",
+        },
+    )
     for name in ("same.md", "other.md"):
         os.utime(root / name, ns=(HOUR_AGO_NS, HOUR_AGO_NS))
     fresh = Field.load(root).pages

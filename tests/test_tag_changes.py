@@ -12,22 +12,28 @@ from tests.helpers_field import make_field, page, run_cli, run_cli_json
 from tests.helpers_review import branch_proposal, init_repo, sha, staging_proposal
 
 FM = "id: q\ntitle: Queue\nkind: semantic"
-BEFORE = page(FM, (
-    "# Queue\n\n"
-    "- Postgres holds the jobs [observed]\n"  # line 8
-    "- Use Redis for the job queue [suggested]\n"  # line 9
-    "- Workers scale on queue depth [inferred]\n"  # line 10
-    "- The queue is drained nightly [stated]\n"  # line 11
-))
+BEFORE = page(
+    FM,
+    (
+        "# Queue\n\n"
+        "- Postgres holds the jobs [observed]\n"  # line 8
+        "- Use Redis for the job queue [suggested]\n"  # line 9
+        "- Workers scale on queue depth [inferred]\n"  # line 10
+        "- The queue is drained nightly [stated]\n"  # line 11
+    ),
+)
 # The job rewrote line 9 (new words and a stronger tag), lowered line 11 and added an unrelated claim.
-AFTER = page(FM, (
-    "# Queue\n\n"
-    "- Postgres holds the jobs [observed]\n"
-    "- Maya chose Redis for the job queue in March [stated]\n"  # line 9: promoted, words changed
-    "- Workers scale on queue depth [inferred]\n"
-    "- The queue is drained nightly [inferred]\n"  # line 11: same words, weaker tag
-    "- Invoices go out on the first of the month [stated]\n"  # line 12: new, not a rewrite
-))
+AFTER = page(
+    FM,
+    (
+        "# Queue\n\n"
+        "- Postgres holds the jobs [observed]\n"
+        "- Maya chose Redis for the job queue in March [stated]\n"  # line 9: promoted, words changed
+        "- Workers scale on queue depth [inferred]\n"
+        "- The queue is drained nightly [inferred]\n"  # line 11: same words, weaker tag
+        "- Invoices go out on the first of the month [stated]\n"  # line 12: new, not a rewrite
+    ),
+)
 
 
 def _changes(before: str | bytes, after: str | bytes, path: str = "notes/q.md"):
@@ -40,9 +46,14 @@ def test_a_rewritten_line_and_a_lowered_tag():
 
 
 def test_moved_claims_match_by_their_text_anywhere_in_the_page():
-    before = "- Alpha fact one [suggested]\n" + "".join(f"filler {n}\n" for n in range(12)) + "- Beta fact two [observed]\n"
-    after = "- Beta fact two [stated] (standup 2026-03-02)\n" + "".join(f"filler {n}\n" for n in range(12)) + \
-        "- Alpha fact one [suggested]\n"
+    before = (
+        "- Alpha fact one [suggested]\n" + "".join(f"filler {n}\n" for n in range(12)) + "- Beta fact two [observed]\n"
+    )
+    after = (
+        "- Beta fact two [stated] (standup 2026-03-02)\n"
+        + "".join(f"filler {n}\n" for n in range(12))
+        + "- Alpha fact one [suggested]\n"
+    )
     assert _changes(before, after) == [(1, "observed", "stated", True)]  # the provenance is not the claim
 
 
@@ -84,8 +95,11 @@ def test_lines_are_counted_in_the_proposed_version_whatever_its_form(form):
 def field_with_proposal(tmp_path):
     root = make_field(tmp_path / "f", {"notes/q.md": BEFORE, "notes/other.md": "- Unrelated [observed]\n"})
     staging_proposal(
-        root, "2026-12-01-consolidate-01", job="consolidate",
-        files={"notes/q.md": AFTER.encode()}, base={"notes/q.md": sha(BEFORE.encode())},
+        root,
+        "2026-12-01-consolidate-01",
+        job="consolidate",
+        files={"notes/q.md": AFTER.encode()},
+        base={"notes/q.md": sha(BEFORE.encode())},
     )
     return root
 
@@ -111,7 +125,9 @@ def test_show_text_flags_the_promotion(field_with_proposal, capsys, monkeypatch)
 def test_a_git_branch_proposal_gets_them_too(tmp_path, capsys):
     root = make_field(tmp_path / "f", {"notes/q.md": BEFORE})
     init_repo(root)
-    branch_proposal(root, "2026-12-01-consolidate-02", {"notes/q.md": AFTER.encode()}, "Consolidate\n\nDream-Job: consolidate")
+    branch_proposal(
+        root, "2026-12-01-consolidate-02", {"notes/q.md": AFTER.encode()}, "Consolidate\n\nDream-Job: consolidate"
+    )
     code, data, _ = run_cli_json(["proposals", "show", root, "2026-12-01-consolidate-02"], capsys)
     assert code == 0
     assert [(c["line"], c["promotion"]) for c in data["tag_changes"]] == [(9, True), (11, False)]
@@ -139,19 +155,29 @@ def test_the_diff_view_marks_the_promoted_line_only():
 # ------------------------------------------------------------------ claims moved between pages
 
 
-def test_a_consolidation_that_moves_an_idea_into_another_page_as_a_decision_is_a_promotion(tmp_path, capsys, monkeypatch):
+def test_a_consolidation_that_moves_an_idea_into_another_page_as_a_decision_is_a_promotion(
+    tmp_path, capsys, monkeypatch
+):
     """dedupe/consolidate retire one page and rewrite another: the claim changes page and tag at once."""
     monkeypatch.setenv("COLUMNS", "200")
-    draft = page("id: draft\ntitle: Queue ideas", "# Ideas\n\n- Use Redis for the job queue [suggested]\n- Cache warmups [observed]\n")
+    draft = page(
+        "id: draft\ntitle: Queue ideas",
+        "# Ideas\n\n- Use Redis for the job queue [suggested]\n- Cache warmups [observed]\n",
+    )
     target = page("id: queue\ntitle: Queue", "# Queue\n\n- Postgres holds the jobs [observed]\n")
-    merged = page("id: queue\ntitle: Queue", (
-        "# Queue\n\n- Postgres holds the jobs [observed]\n"
-        "- Use Redis for the job queue [stated]\n"  # line 8: the draft's idea (its line 7), now a decision
-        "- Cache warmups [observed]\n"  # moved as it was: no change
-    ))
+    merged = page(
+        "id: queue\ntitle: Queue",
+        (
+            "# Queue\n\n- Postgres holds the jobs [observed]\n"
+            "- Use Redis for the job queue [stated]\n"  # line 8: the draft's idea (its line 7), now a decision
+            "- Cache warmups [observed]\n"  # moved as it was: no change
+        ),
+    )
     root = make_field(tmp_path / "f", {"notes/draft.md": draft, "notes/queue.md": target})
     staging_proposal(
-        root, "2026-12-01-consolidate-03", job="consolidate",
+        root,
+        "2026-12-01-consolidate-03",
+        job="consolidate",
         files={"notes/queue.md": merged.encode()},
         base={"notes/queue.md": sha(target.encode()), "notes/draft.md": sha(draft.encode())},
         delete=["notes/draft.md"],
@@ -159,8 +185,15 @@ def test_a_consolidation_that_moves_an_idea_into_another_page_as_a_decision_is_a
     code, data, _ = run_cli_json(["proposals", "show", root, "2026-12-01-consolidate-03"], capsys)
     assert code == 0
     assert data["tag_changes"] == [
-        {"path": "notes/queue.md", "line": 8, "from": "suggested", "to": "stated", "promotion": True,
-         "from_path": "notes/draft.md", "from_line": 7},
+        {
+            "path": "notes/queue.md",
+            "line": 8,
+            "from": "suggested",
+            "to": "stated",
+            "promotion": True,
+            "from_path": "notes/draft.md",
+            "from_line": 7,
+        },
     ]
     code, out, _ = run_cli(["proposals", "show", root, "2026-12-01-consolidate-03"], capsys)
     assert "\u2691 promoted [suggested] \u2192 [stated] notes/queue.md:8 (was [suggested] in notes/draft.md:7)" in out
@@ -172,9 +205,16 @@ def test_a_claim_moved_with_its_tag_or_kept_on_its_page_is_not_matched_elsewhere
     a = b"- Redis for the queue [suggested]\n- Other [observed]\n"
     b_before = b"- Redis for the queue [stated]\n"
     # Page a keeps its idea; page b already held the decision and keeps it: nothing moved.
-    assert proposal_tag_changes([("a.md", a, a + b"- New [observed]\n"), ("b.md", b_before, b_before + b"- More [observed]\n")]) == []
+    assert (
+        proposal_tag_changes(
+            [("a.md", a, a + b"- New [observed]\n"), ("b.md", b_before, b_before + b"- More [observed]\n")]
+        )
+        == []
+    )
     # Moved to a new page with the same tag: no change; with a weaker tag: a tag change, not a promotion.
-    moved = proposal_tag_changes([("a.md", a, None), ("c.md", None, b"- Redis for the queue [suggested]\n- Other [inferred]\n")])
+    moved = proposal_tag_changes(
+        [("a.md", a, None), ("c.md", None, b"- Redis for the queue [suggested]\n- Other [inferred]\n")]
+    )
     assert [(c.path, c.line, c.before, c.after, c.promotion, c.from_path) for c in moved] == [
         ("c.md", 2, "observed", "inferred", False, "a.md"),
     ]

@@ -211,7 +211,9 @@ def test_a_whole_review_in_a_real_terminal(tmp_path: Path) -> None:
         saved = page.read_text()
         assert "$1,800 per month [cite:1]. [stated] (confirmed in May)" in saved
         assert "Spend in March 2026 was $1,250" in saved
-        assert sorted(p.name for p in page.parent.iterdir()) == sorted(p.name for p in (SAMPLE_FIELD / "decisions").iterdir())
+        assert sorted(p.name for p in page.parent.iterdir()) == sorted(
+            p.name for p in (SAMPLE_FIELD / "decisions").iterdir()
+        )
 
         # ---- quit with unsaved edits: memtui asks, Enter keeps editing, nothing is written
         term.type(" DRAFT")

@@ -52,8 +52,13 @@ def test_an_undone_or_reverted_approval_is_no_evidence(field: Path) -> None:
 
 
 def test_a_forged_ledger_line_is_no_evidence(field: Path) -> None:
-    forged = ledger.LedgerEntry(ts=ledger.now_iso(), who="mallory", action=ledger.PROPOSAL_APPROVE,
-                                target="x", pages=[{"path": PAGE, "before": None, "after": sha256_bytes(OLD)}])
+    forged = ledger.LedgerEntry(
+        ts=ledger.now_iso(),
+        who="mallory",
+        action=ledger.PROPOSAL_APPROVE,
+        target="x",
+        pages=[{"path": PAGE, "before": None, "after": sha256_bytes(OLD)}],
+    )
     path = ledger.ledger_path(field)
     path.parent.mkdir(parents=True, exist_ok=True)
     import json

@@ -64,7 +64,9 @@ async def test_presets_list_exactly_the_claims_they_name(sample_field: Path) -> 
             claim = next(c for c in everything if (c.path, c.line) == (path, line))
             assert claim.tag in ("suggested", "inferred") and claim.status == "current"
             info = app.field.pages[path]
-            assert info.kind == "decision" or (info.subject or "").startswith("decision") or path.startswith("decisions/")
+            assert (
+                info.kind == "decision" or (info.subject or "").startswith("decision") or path.startswith("decisions/")
+            )
 
 
 async def test_agent_idea_on_a_decision_subject_and_the_tag_key(sample_field: Path) -> None:
@@ -115,7 +117,9 @@ async def test_overview_tag_count_opens_the_claims_with_that_tag(sample_field: P
         kept = {screen.by_key[k].tag for k in screen.query_one(PageTable).keys()}
         assert kept == {"suggested"}
         assert len(screen.query_one(PageTable).keys()) == sum(1 for c in screen.claims if c.tag == "suggested")
-        assert app.analysis.tag_totals["suggested"] == len(kept and screen.query_one(PageTable).keys())  # the count opened
+        assert app.analysis.tag_totals["suggested"] == len(
+            kept and screen.query_one(PageTable).keys()
+        )  # the count opened
 
 
 async def test_words_filter_and_enter_opens_the_page_at_the_claim(sample_field: Path) -> None:

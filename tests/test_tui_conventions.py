@@ -76,7 +76,14 @@ async def test_narrow_terminal_keeps_identity_columns_and_sizes_the_state_column
     app = make_app(sample_field)
     async with app.run_test(size=SIZE) as pilot:
         await wait_ready(app, pilot)
-        assert set(app.screen.query_one(PageTable).shown_columns()) == {"state", "title", "kind", "subject", "updated", "path"}
+        assert set(app.screen.query_one(PageTable).shown_columns()) == {
+            "state",
+            "title",
+            "kind",
+            "subject",
+            "updated",
+            "path",
+        }
 
 
 async def test_every_list_marks_its_selection_with_a_glyph(sample_field: Path) -> None:
@@ -146,7 +153,9 @@ async def test_folders_roll_up_what_is_inside_them(sample_field: Path) -> None:
         await pilot.press("v")
         await pilot.pause()
         tree = app.screen.query_one(PageTree)
-        labels = {node.data: node.label.plain for node in tree.root.children if node.data and node.data.startswith("dir:")}
+        labels = {
+            node.data: node.label.plain for node in tree.root.children if node.data and node.data.startswith("dir:")
+        }
         assert "⛔4 quar" in labels["dir:quarantine"]
         assert "▲" in labels["dir:notes"] and "◌1 unrev" in labels["dir:notes"]
 
@@ -409,7 +418,21 @@ def _rgb(value: str) -> tuple[int, int, int]:
 def test_theme_colours_are_readable_on_every_background(name: str) -> None:
     if name == "memtui-nocolor":
         theme = NO_COLOR_THEME
-        data = {key: getattr(theme, key) for key in ("foreground", "background", "surface", "panel", "primary", "secondary", "accent", "warning", "error", "success")}
+        data = {
+            key: getattr(theme, key)
+            for key in (
+                "foreground",
+                "background",
+                "surface",
+                "panel",
+                "primary",
+                "secondary",
+                "accent",
+                "warning",
+                "error",
+                "success",
+            )
+        }
         data["variables"] = theme.variables
     else:
         data = tomllib.loads((themes_dir() / f"{name}.toml").read_text())

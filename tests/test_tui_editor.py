@@ -70,7 +70,9 @@ async def test_edit_and_save_changes_only_the_edited_line_crlf(field: Path) -> N
         await pilot.pause()
         await pilot.pause()
         assert not editor.dirty
-    expected = PAGE.replace("- Pricing is per tracked shipment\r\n", "- Pricing is per tracked shipment, $4 each [stated]\r\n")
+    expected = PAGE.replace(
+        "- Pricing is per tracked shipment\r\n", "- Pricing is per tracked shipment, $4 each [stated]\r\n"
+    )
     assert target.read_bytes() == expected.encode()
 
 
@@ -146,14 +148,18 @@ async def test_concurrent_write_on_another_line_merges(field: Path) -> None:
         await app.workers.wait_for_complete()
         await pilot.pause()
         assert app.screen is editor
-        expected = theirs.replace(b"- Pricing is per tracked shipment\r\n", b"- Pricing is per tracked shipment [stated]\r\n")
+        expected = theirs.replace(
+            b"- Pricing is per tracked shipment\r\n", b"- Pricing is per tracked shipment [stated]\r\n"
+        )
         assert target.read_bytes() == expected  # CRLF kept, both edits in
         assert not editor.dirty and "every day" in editor.area.text
     assert sorted(p.name for p in (field / "projects").iterdir()) == ["harbor.md"]
 
 
 OVERLAP_MINE = "- Pricing is per tracked shipment [stated]"
-OVERLAP_THEIRS = PAGE.replace("- Pricing is per tracked shipment\r\n", "- Pricing is per container [observed]\r\n").encode()
+OVERLAP_THEIRS = PAGE.replace(
+    "- Pricing is per tracked shipment\r\n", "- Pricing is per container [observed]\r\n"
+).encode()
 
 
 async def _overlap(field: Path, pilot, app, target: Path):
@@ -420,7 +426,9 @@ async def test_a_long_page_is_edited_without_joining_its_text_or_laying_out_at_e
     from textual.screen import Screen
 
     root = tmp_path / "field"
-    write_page(root, "notes/long.md", "# Long\n\n" + "".join(f"- line {n} of a long log [observed]\n" for n in range(3000)))
+    write_page(
+        root, "notes/long.md", "# Long\n\n" + "".join(f"- line {n} of a long log [observed]\n" for n in range(3000))
+    )
     app = make_app(root)
     async with app.run_test(size=SIZE) as pilot:
         editor = await open_editor(app, pilot, "notes/long.md")

@@ -19,7 +19,7 @@ HOSTILE_TITLE = "[@click=app.quit]x"
 HOSTILE = (
     "---\n"
     'title: "[@click=app.quit]x"\n'
-    "subject: \"[/]\"\n"
+    'subject: "[/]"\n'
     "kind: semantic\n"
     "---\n"
     "# [bold red]Loud[/] heading\n\n"

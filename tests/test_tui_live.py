@@ -54,7 +54,9 @@ async def test_a_page_written_by_another_process_appears_without_moving_the_curs
         messages = [n.message for n in app._notifications]
         assert any("agent-wrote-this" in m for m in messages)
         # The index found it too.
-        assert await wait_for(pilot, lambda: any(h.path == "notes/agent-wrote-this.md" for h in app.index.search("agents keep writing")))
+        assert await wait_for(
+            pilot, lambda: any(h.path == "notes/agent-wrote-this.md" for h in app.index.search("agents keep writing"))
+        )
         # A deletion disappears from the list.
         (sample_field / "notes/agent-wrote-this.md").unlink()
         assert await wait_for(pilot, lambda: "notes/agent-wrote-this.md" not in table.keys())

@@ -17,11 +17,20 @@ STATUSES = ("current", "superseded", "stale", "unknown")
 
 
 def _row(rng: random.Random, path: str) -> PageRow:
-    return make_cells(PageRow(
-        path, rng.choice(["Alpha", "beta", "Gamma note", "delta", "Alpha"]), rng.choice(["", "note", "decision"]),
-        rng.choice(["", "release", "Release", "pricing"]), rng.choice(["", "2026-11-30", "2026-12-01"]),
-        rng.choice(TRUSTS), rng.choice(STATUSES), rng.choice([0, 0, 1]), rng.choice([0, 2]), rng.choice([0, 0, 1]),
-    ))
+    return make_cells(
+        PageRow(
+            path,
+            rng.choice(["Alpha", "beta", "Gamma note", "delta", "Alpha"]),
+            rng.choice(["", "note", "decision"]),
+            rng.choice(["", "release", "Release", "pricing"]),
+            rng.choice(["", "2026-11-30", "2026-12-01"]),
+            rng.choice(TRUSTS),
+            rng.choice(STATUSES),
+            rng.choice([0, 0, 1]),
+            rng.choice([0, 2]),
+            rng.choice([0, 0, 1]),
+        )
+    )
 
 
 def _same(made, whole) -> None:
@@ -39,8 +48,13 @@ def test_a_refill_from_the_last_list_is_the_list_made_from_every_row(sort: str, 
     monkeypatch.setattr(page_list, "STEP", step)
     rng = random.Random(sort)
     rows = {f"notes/p{n:03}.md": _row(rng, f"notes/p{n:03}.md") for n in range(300)}
-    for filter_name, query, reverse in [("all", "", False), ("unreviewed", "", True), ("findings", "alpha", False),
-                                        ("superseded", "", True), ("all", "release", True)]:
+    for filter_name, query, reverse in [
+        ("all", "", False),
+        ("unreviewed", "", True),
+        ("findings", "alpha", False),
+        ("superseded", "", True),
+        ("all", "release", True),
+    ]:
         assert filter_name in FILTERS
         state = fill_list(rows, filter_name, query, sort, reverse, FITTED)
         current = dict(rows)

@@ -134,8 +134,9 @@ async def test_n_and_N_walk_the_search_matches(tmp_path: Path) -> None:
     app = make_app(make_field(tmp_path))
     async with app.run_test(size=SIZE) as pilot:
         await wait_ready(app, pilot)
-        page = await open_whole(app, pilot, "notes/long.md", line=30_002, highlight=(30_002, 30_002),
-                                matches=[30_002], terms=["Zebra"])
+        page = await open_whole(
+            app, pilot, "notes/long.md", line=30_002, highlight=(30_002, 30_002), matches=[30_002], terms=["Zebra"]
+        )
         assert page.matches == [2_002, 30_002, 45_002] and page.match_index == 1
         assert "match 2 of 3" in screen_text(app)
         await pilot.press("n")
@@ -180,8 +181,16 @@ async def test_a_search_hit_opens_its_page_lit_up_with_the_query_words(tmp_path:
         search = app.screen
         assert isinstance(search, SearchScreen)
         search._last_query = "zebra"
-        hit = SearchHit(path="notes/long.md", id=None, title="Long log", status="current", trust="unknown",
-                        score=1.0, snippet="saw a zebra", line=30_002)
+        hit = SearchHit(
+            path="notes/long.md",
+            id=None,
+            title="Long log",
+            status="current",
+            trust="unknown",
+            score=1.0,
+            snippet="saw a zebra",
+            line=30_002,
+        )
         search._open_hit(hit)
         assert await wait_for_screen(app, pilot, PageScreen)
         page = await read_whole(app.screen, pilot)
@@ -190,7 +199,9 @@ async def test_a_search_hit_opens_its_page_lit_up_with_the_query_words(tmp_path:
 
 
 async def test_changes_elsewhere_in_the_field_do_not_redraw_the_body(tmp_path: Path) -> None:
-    root = make_field(tmp_path, body="---\ntitle: Short\n---\n# Short\n\n" + "".join(f"- Fact {n}. [stated]\n" for n in range(200)))
+    root = make_field(
+        tmp_path, body="---\ntitle: Short\n---\n# Short\n\n" + "".join(f"- Fact {n}. [stated]\n" for n in range(200))
+    )
     app = make_app(root)
     async with app.run_test(size=SIZE) as pilot:
         await wait_ready(app, pilot)
@@ -206,8 +217,12 @@ async def test_changes_elsewhere_in_the_field_do_not_redraw_the_body(tmp_path: P
         app.reload_paths(["notes/long.md"])  # its own bytes did not change either
         await wait_ready(app, pilot)
         assert page.body.shows == shows
-        write_page(root, "notes/long.md", "---\ntitle: Short\n---\n# Short\n\n- New first fact. [stated]\n"
-                   + "".join(f"- Fact {n}. [stated]\n" for n in range(200)))
+        write_page(
+            root,
+            "notes/long.md",
+            "---\ntitle: Short\n---\n# Short\n\n- New first fact. [stated]\n"
+            + "".join(f"- Fact {n}. [stated]\n" for n in range(200)),
+        )
         app.reload_paths(["notes/long.md"])
         await wait_ready(app, pilot)
         await pilot.pause()

@@ -74,7 +74,9 @@ async def answer(pilot, text: str) -> None:
 # --------------------------------------------------------------------------- quarantine
 
 
-async def test_a_decided_page_stays_struck_the_cursor_moves_on_and_the_next_key_decides_the_next_page(sample_field: Path) -> None:
+async def test_a_decided_page_stays_struck_the_cursor_moves_on_and_the_next_key_decides_the_next_page(
+    sample_field: Path,
+) -> None:
     app = make_app(sample_field)
     async with app.run_test(size=SIZE) as pilot:
         screen = await open_queue(app, pilot, "4", QuarantineScreen)
@@ -266,7 +268,10 @@ async def test_proposal_decisions_stay_in_place_are_undoable_and_show_the_regret
         assert "regret rate 100% (1/1 reverted)" in header
     actions = [(e["action"], e["target"]) for e in _ledger(sample_field)]
     assert actions == [
-        ("proposal-approve", DEDUPE), ("proposal-revert", DEDUPE), ("proposal-approve", EXPIRE), ("decision-undo", EXPIRE),
+        ("proposal-approve", DEDUPE),
+        ("proposal-revert", DEDUPE),
+        ("proposal-approve", EXPIRE),
+        ("decision-undo", EXPIRE),
     ]
 
 

@@ -55,7 +55,7 @@ def test_a_second_write_reencodes_only_what_changed_and_reads_back_the_same(tmp_
     root = tmp_path / "f"
     root.mkdir()
     for name in ("a", "b", "c", "d"):
-        (root / f"{name}.md").write_text(f"# {name} \"quoted\" \\ é\n")
+        (root / f"{name}.md").write_text(f'# {name} "quoted" \\ é\n')
     entries, _ = scan(root)
     pages = {entry.path: entry for entry in entries}
     rows = {path: make_row(path, f"Title {path}") for path in pages}

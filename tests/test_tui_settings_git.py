@@ -54,7 +54,10 @@ async def test_theme_choice_is_remembered(tmp_path: Path) -> None:
 def _git(root: Path, *args: str) -> str:
     return subprocess.run(
         ["git", "-c", "user.name=Tester", "-c", "user.email=t@example.com", *args],
-        cwd=root, check=True, capture_output=True, text=True,
+        cwd=root,
+        check=True,
+        capture_output=True,
+        text=True,
     ).stdout
 
 

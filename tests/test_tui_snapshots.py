@@ -21,7 +21,7 @@ from tests.helpers_tui import SIZE, screen_settled, search_results
 
 FIXTURE = Path(__file__).parent / "fixtures" / "snap-field"
 THEMES = ["memtui-dusk", "memtui-paper"]
-FIXED_TIME = _dt.datetime(2026, 11, 29, 12, 0, tzinfo=_dt.timezone.utc)
+FIXED_TIME = _dt.datetime(2026, 11, 29, 12, 0, tzinfo=_dt.UTC)
 
 
 @pytest.fixture
@@ -36,7 +36,9 @@ def snap_field(tmp_path: Path) -> Path:
 
 
 def make(root: Path, theme: str, *, use_index: bool = False) -> MemtuiApp:
-    app = MemtuiApp(root, use_index=use_index, watch=False, theme=theme, settings=Settings(theme=theme, bump_updated="never"))
+    app = MemtuiApp(
+        root, use_index=use_index, watch=False, theme=theme, settings=Settings(theme=theme, bump_updated="never")
+    )
     app.show_timings = False
     app.clock = lambda: FIXED_TIME
     return app

@@ -23,7 +23,9 @@ def test_every_worker_decorator_names_its_description() -> None:
                 continue
             for decorator in node.decorator_list:
                 call = decorator if isinstance(decorator, ast.Call) else None
-                name = getattr(call.func if call else decorator, "id", getattr(call.func if call else decorator, "attr", None))
+                name = getattr(
+                    call.func if call else decorator, "id", getattr(call.func if call else decorator, "attr", None)
+                )
                 if name != "work":
                     continue
                 seen += 1
@@ -79,7 +81,11 @@ async def test_refills_asked_for_faster_than_they_finish_never_run_side_by_side(
         app.field_signal.publish(FieldEvent("changed"))
         for _ in range(300):
             await pilot.pause(0.02)
-            if not getattr(getattr(screen, "_fills", None), "running", False) and screen._reload_timer is None and gone not in screen.rows:
+            if (
+                not getattr(getattr(screen, "_fills", None), "running", False)
+                and screen._reload_timer is None
+                and gone not in screen.rows
+            ):
                 break
         assert most[0] == 1
         assert gone not in screen.rows and len(screen.rows) == len(app.rows)

@@ -100,7 +100,9 @@ def test_undo_a_proposal_approval_makes_it_pending_and_does_not_count_as_regret(
     assert plan.pages and not plan.problems
     undone, entry = undo.undo(sample_field, kind="proposals")
     assert undone.action == ledger.PROPOSAL_APPROVE and entry.action == ledger.DECISION_UNDO
-    after = {p: p.read_bytes() for p in sample_field.rglob("*.md") if ".dream" not in p.parts and ".memtui" not in p.parts}
+    after = {
+        p: p.read_bytes() for p in sample_field.rglob("*.md") if ".dream" not in p.parts and ".memtui" not in p.parts
+    }
     assert after == snapshot
     stats = proposals.stats(sample_field)
     assert stats.total.approved == 0 and stats.total.reverted == 0 and stats.pending == 4
@@ -136,5 +138,8 @@ def test_decision_records_show_who_when_why_and_undo(sample_field):
     undo.undo(sample_field, kind="quarantine")
     quarantine.reject_page(sample_field, HOSTILE, None, reason="injection, really")
     records = ledger.decision_records(ledger.read(sample_field).entries, ledger.QUARANTINE_ACTIONS)
-    assert [(r.entry.reason, r.undone_by is not None) for r in records] == [("injection, really", False), ("injection", True)]
+    assert [(r.entry.reason, r.undone_by is not None) for r in records] == [
+        ("injection, really", False),
+        ("injection", True),
+    ]
     assert all(r.entry.who == "maya" for r in records)

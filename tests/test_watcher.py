@@ -304,7 +304,9 @@ def test_a_finished_write_is_read_at_once_and_a_write_in_progress_waits_for_quie
     debouncer.add("notes/old.md", now=0.5)
     debouncer.add("notes/new.md", now=0.51, complete=True)
     assert sorted(debouncer.take_due(now=0.51 + watcher_mod.COMPLETE_QUIET + 0.001)) == [
-        ("notes/new.md", False), ("notes/old.md", False)]
+        ("notes/new.md", False),
+        ("notes/old.md", False),
+    ]
     # A write after the close: the page is being written again, so it waits for quiet again.
     debouncer.add("notes/c.md", now=1.0, complete=True)
     debouncer.add("notes/c.md", now=1.005)
@@ -320,8 +322,9 @@ def test_the_watcher_says_which_events_finish_a_write(tmp_path: Path) -> None:
     root = tmp_path / "field"
     root.mkdir()
     seen: list[tuple[str, bool]] = []
-    watcher = watcher_mod.FieldWatcher(root, lambda rel, is_dir, complete=False: seen.append((rel, complete)),
-                                       lambda name: None)
+    watcher = watcher_mod.FieldWatcher(
+        root, lambda rel, is_dir, complete=False: seen.append((rel, complete)), lambda name: None
+    )
     watcher.start()
     try:
         with open(root / "written.md", "w") as handle:  # created, modified, closed after writing

@@ -33,9 +33,17 @@ def register(sub: argparse._SubParsersAction) -> list[str]:
     parser.add_argument("--json", action="store_true", help="print findings (or, with --rules, the rules) as JSON")
     parser.add_argument("--rules", action="store_true", help="list every rule and exit (no FIELD needed)")
     add_dialect_option(parser)
-    parser.add_argument("--all", action="store_true", help="print every finding, one per line (default: the first few of each rule)")
+    parser.add_argument(
+        "--all", action="store_true", help="print every finding, one per line (default: the first few of each rule)"
+    )
     parser.add_argument("--rule", action="append", metavar="RULE", help="only this rule's findings (repeatable)")
-    parser.add_argument("--per-rule", type=int, default=PER_RULE, metavar="N", help=f"findings printed per rule without --all (default {PER_RULE})")
+    parser.add_argument(
+        "--per-rule",
+        type=int,
+        default=PER_RULE,
+        metavar="N",
+        help=f"findings printed per rule without --all (default {PER_RULE})",
+    )
     parser.set_defaults(handler=run, check_parser=parser)
     return ["check"]
 
@@ -43,12 +51,16 @@ def register(sub: argparse._SubParsersAction) -> list[str]:
 def run(args: argparse.Namespace) -> int:
     if args.rules:
         if args.json:
-            print_json({"rules": [{"id": r.id, "severity": r.severity, "explanation": r.explanation} for r in RULES.values()]})
+            print_json(
+                {"rules": [{"id": r.id, "severity": r.severity, "explanation": r.explanation} for r in RULES.values()]}
+            )
             return 0
         table = Table("rule", "severity", "what it means")
         for rule in RULES.values():
             # Text, never markup: explanations quote tags such as [stated] literally.
-            table.add_row(Text(rule.id), Text(rule.severity, style=SEVERITY_STYLE[rule.severity]), Text(rule.explanation))
+            table.add_row(
+                Text(rule.id), Text(rule.severity, style=SEVERITY_STYLE[rule.severity]), Text(rule.explanation)
+            )
         console().print(table)
         return 0
     if args.field is None:
@@ -88,10 +100,12 @@ def run(args: argparse.Namespace) -> int:
         )
     )
     trust = summary["trust"]
-    out.print(Text(
-        f"review: {trust['reviewed']} reviewed, {trust['unreviewed']} unreviewed, "
-        f"{trust['quarantined']} quarantined, {trust['unknown']} with no review record"
-    ))
+    out.print(
+        Text(
+            f"review: {trust['reviewed']} reviewed, {trust['unreviewed']} unreviewed, "
+            f"{trust['quarantined']} quarantined, {trust['unknown']} with no review record"
+        )
+    )
     return 1 if summary["errors"] else 0
 
 

@@ -31,10 +31,20 @@ def register(sub: argparse._SubParsersAction) -> list[str]:
     parser = sub.add_parser("claims", help="list the field's claims (lines with a source tag), filtered")
     parser.add_argument("field", help="memory folder or .memoryfield.zip")
     parser.add_argument("query", nargs="?", default="", help="words the claim's text must all contain")
-    parser.add_argument("--tag", action="append", choices=TAGS, default=[], metavar="TAG",
-                        help="only claims with this source tag (" + ", ".join(TAGS) + "); repeat for several")
-    parser.add_argument("--status", choices=STATUSES, metavar="STATUS",
-                        help="current, or superseded (a struck line, or a page no longer current)")
+    parser.add_argument(
+        "--tag",
+        action="append",
+        choices=TAGS,
+        default=[],
+        metavar="TAG",
+        help="only claims with this source tag (" + ", ".join(TAGS) + "); repeat for several",
+    )
+    parser.add_argument(
+        "--status",
+        choices=STATUSES,
+        metavar="STATUS",
+        help="current, or superseded (a struck line, or a page no longer current)",
+    )
     parser.add_argument("--uncited", action="store_true", help="only claims that cite nothing")
     parser.add_argument("--promoted", action="store_true", help="only claims whose tag rose since an earlier version")
     parser.add_argument("--path", metavar="GLOB", help="only pages whose path matches GLOB (e.g. 'notes/*')")
@@ -135,14 +145,18 @@ def print_table(claims: list[Claim]) -> None:
     for claim, (tag, where, status, cited, promoted, text) in zip(claims, rows):
         if room is not None and len(text) > room:
             text = text[: room - 1] + "\u2026"
-        lines.append("  ".join((
-            paint(padded[0][tag], TAG_STYLE.get(claim.tag, "bold")),
-            where + " " * (widths[1] - len(where)) if where.isascii() else _pad(where, widths[1]),
-            paint(padded[2][status], "" if status == "current" else "dim"),
-            paint(padded[3][cited], "green" if claim.cited else "yellow"),
-            paint(padded[4][promoted], "bold red" if promoted else ""),
-            text if claim.status == "current" else paint(text, "dim"),
-        )).rstrip())
+        lines.append(
+            "  ".join(
+                (
+                    paint(padded[0][tag], TAG_STYLE.get(claim.tag, "bold")),
+                    where + " " * (widths[1] - len(where)) if where.isascii() else _pad(where, widths[1]),
+                    paint(padded[2][status], "" if status == "current" else "dim"),
+                    paint(padded[3][cited], "green" if claim.cited else "yellow"),
+                    paint(padded[4][promoted], "bold red" if promoted else ""),
+                    text if claim.status == "current" else paint(text, "dim"),
+                )
+            ).rstrip()
+        )
     for start in range(0, len(lines), CHUNK):
         out.file.write("\n".join(lines[start : start + CHUNK]) + "\n")
     out.file.flush()

@@ -39,9 +39,17 @@ def register_undo(actions: argparse._SubParsersAction, kind: str) -> None:
     what = "page" if kind == undo_mod.QUARANTINE else "proposal"
     parser = actions.add_parser("undo", help=f"take back the latest {what} decision (approve or reject)")
     add_common(parser, reviewer=True)
-    parser.add_argument("target", nargs="?", metavar="PAGE" if kind == undo_mod.QUARANTINE else "ID",
-                        help=f"undo the latest decision on this {what} (default: the latest of all)")
-    parser.add_argument("--force", action="store_true", help="undo even if a page was edited since (the edits are kept in .memtui/blobs/)")
+    parser.add_argument(
+        "target",
+        nargs="?",
+        metavar="PAGE" if kind == undo_mod.QUARANTINE else "ID",
+        help=f"undo the latest decision on this {what} (default: the latest of all)",
+    )
+    parser.add_argument(
+        "--force",
+        action="store_true",
+        help="undo even if a page was edited since (the edits are kept in .memtui/blobs/)",
+    )
     parser.add_argument("--reason", help="a note for the ledger")
     parser.set_defaults(handler=friendly_errors(lambda args: run_undo(args, kind)))
 
@@ -73,7 +81,9 @@ def run_undo(args: argparse.Namespace, kind: str) -> int:
         if not plan.pages:
             out.print(Text("  no page changes; it becomes pending again"))
     if plan.problems:
-        raise MemtuiError(f"cannot undo: {plan.problems[0]}", "put the page back by hand from .memtui/archive/ or .memtui/blobs/")
+        raise MemtuiError(
+            f"cannot undo: {plan.problems[0]}", "put the page back by hand from .memtui/archive/ or .memtui/blobs/"
+        )
     if plan.conflicts and not args.force:
         raise MemtuiError(
             f"{', '.join(p.path for p in plan.conflicts)} changed since it was decided",
@@ -81,9 +91,7 @@ def run_undo(args: argparse.Namespace, kind: str) -> int:
         )
     if not confirm(f"Undo: {plan.summary}?", args):
         return declined()
-    undone, entry = undo_mod.undo(
-        root, decision=decision, reviewer=args.reviewer, reason=args.reason, force=args.force
-    )
+    undone, entry = undo_mod.undo(root, decision=decision, reviewer=args.reviewer, reason=args.reason, force=args.force)
     if args.json:
         print_json({"undone": undone.to_json(), "undo": entry.to_json()})
         return 0

@@ -29,9 +29,7 @@ def register(sub: argparse._SubParsersAction) -> list[str]:
     parser.add_argument("field", help="memory folder or .memoryfield.zip")
     parser.add_argument("target", help="a page (path, id, title) or a subject (exact, glob or words)")
     parser.add_argument("--json", action="store_true", help="print versions as JSON")
-    parser.add_argument(
-        "--as-of", metavar="DATE", type=_iso_date, help="show only what was valid on DATE (YYYY-MM-DD)"
-    )
+    parser.add_argument("--as-of", metavar="DATE", type=_iso_date, help="show only what was valid on DATE (YYYY-MM-DD)")
     parser.set_defaults(handler=run)
     return ["history"]
 
@@ -91,4 +89,3 @@ def run(args: argparse.Namespace) -> int:
         if len(currents) > 1:
             out.print(Text(f"  ▲ {len(currents)} versions are current at once: a contradiction", style="yellow"))
     return 0
-

@@ -72,7 +72,11 @@ def register(sub: argparse._SubParsersAction) -> list[str]:
 
 
 def _index_dir_option(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--index-dir", metavar="DIR", help="keep the index in DIR (default: the user cache folder, ~/.cache/memtui/fields/)")
+    parser.add_argument(
+        "--index-dir",
+        metavar="DIR",
+        help="keep the index in DIR (default: the user cache folder, ~/.cache/memtui/fields/)",
+    )
 
 
 # ---------------------------------------------------------------------- opening
@@ -315,4 +319,3 @@ def run_recall_test(args: argparse.Namespace) -> int:
         )
     )
     return 0 if result.passed else EXIT_RECALL_FAILED
-

@@ -59,9 +59,7 @@ def copy_sample_field(dest_parent: Path | None = None) -> Path:
     """A fresh copy of the bundled sample field; the original is never touched."""
     parent = Path(tempfile.mkdtemp(prefix="memtui-demo-", dir=dest_parent))
     target = parent / "sample-field"
-    shutil.copytree(
-        sample_field_dir(), target, symlinks=True, ignore=shutil.ignore_patterns(".memtui", "__pycache__")
-    )
+    shutil.copytree(sample_field_dir(), target, symlinks=True, ignore=shutil.ignore_patterns(".memtui", "__pycache__"))
     return target
 
 

@@ -60,7 +60,6 @@ def print_json(data: Any) -> None:
     sys.stdout.flush()
 
 
-
 _ENCODE = json.JSONEncoder(ensure_ascii=True, default=str).encode  # the C encoder, one item at a time
 
 

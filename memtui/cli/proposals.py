@@ -281,8 +281,12 @@ def run_approve(args: argparse.Namespace) -> int:
         return declined()
     # Bound to what was just shown (or to what the caller saw earlier, with --fingerprint).
     entry = pmod.approve(
-        root, args.id, reviewer=args.reviewer, accept_stale=args.accept_stale,
-        fingerprint=args.fingerprint or proposal.fingerprint(), reason=args.reason,
+        root,
+        args.id,
+        reviewer=args.reviewer,
+        accept_stale=args.accept_stale,
+        fingerprint=args.fingerprint or proposal.fingerprint(),
+        reason=args.reason,
     )
     return _done(entry, "approved", args)
 
@@ -352,7 +356,9 @@ def run_stats(args: argparse.Namespace) -> int:
         rate = stats.regret_rate
         table.add_row(
             cell(stats.job, style="bold" if stats is result.total else ""),
-            str(stats.approved), str(stats.rejected), str(stats.reverted),
+            str(stats.approved),
+            str(stats.rejected),
+            str(stats.reverted),
             "-" if rate is None else f"{rate:.0%}",
         )
     console().print(table)

@@ -79,7 +79,11 @@ def _tainted_transcripts(field) -> int:
     """Session transcripts that read outside content: tainted, but evidence, never in the queue."""
     from memtui.field import trust
 
-    return sum(1 for info in field if info.path.startswith(qmod.SESSIONS_PREFIX) and field.trust(info.path) == trust.QUARANTINED)
+    return sum(
+        1
+        for info in field
+        if info.path.startswith(qmod.SESSIONS_PREFIX) and field.trust(info.path) == trust.QUARANTINED
+    )
 
 
 def _flag_text(flags: dict[str, int]) -> Text:
@@ -131,7 +135,12 @@ def run_list(args: argparse.Namespace) -> int:
         out.print(_item_table("unreviewed", queue.unreviewed))
     transcripts = _tainted_transcripts(field)
     if transcripts:
-        out.print(Text(f"not counted: {plural(transcripts, 'tainted session transcript')} under sessions/ (evidence, kept as is, never reviewed)", style="dim"))
+        out.print(
+            Text(
+                f"not counted: {plural(transcripts, 'tainted session transcript')} under sessions/ (evidence, kept as is, never reviewed)",
+                style="dim",
+            )
+        )
     return 0
 
 

@@ -58,7 +58,9 @@ def add_common(parser: argparse.ArgumentParser, *, reviewer: bool = False) -> No
     if reviewer:
         parser.add_argument("--reviewer", help="who decides (default: $MEMTUI_REVIEWER, git user.name, OS user)")
         parser.add_argument(
-            "--yes", "-y", action="store_true",
+            "--yes",
+            "-y",
+            action="store_true",
             help="decide without asking (required when not run from a terminal)",
         )
 

@@ -35,8 +35,12 @@ _IMPORT_RE = re.compile(r"(?:(?<=\s)|^)@((?:~/|\.{1,2}/|/)?[\w.~-][^\s`'\"<>()\[
 PROJECT_FILES = ("CLAUDE.md", "CLAUDE.local.md")
 # A Claude Code folder's own folders: instructions (rules, subagents, slash commands, skills) and memory.
 INSTRUCTION_FOLDERS = ("rules", "agents", "commands", "skills")
-INSTRUCTION_WORDS = {"rules": "rules", "agents": "subagent definitions", "commands": "slash commands",
-                     "skills": "skills"}
+INSTRUCTION_WORDS = {
+    "rules": "rules",
+    "agents": "subagent definitions",
+    "commands": "slash commands",
+    "skills": "skills",
+}
 USER_FOLDERS = (*INSTRUCTION_FOLDERS, "projects", "agent-memory")
 # Where Claude Code keeps auto memory, relative to a Claude Code folder (``.claude/`` or ``~/.claude``).
 _AUTO_PLACE_RE = re.compile(r"^(?:memory|projects/[^/]+/memory|agent-memory/[^/]+)/$")
@@ -77,7 +81,13 @@ class ClaudeCode(Dialect):
     def scope_paths(self, root: Path, names: set[str]) -> list[str]:
         if ".claude" not in names:
             return []
-        wanted = [".claude/CLAUDE.md", ".claude/rules/", ".claude/agent-memory/", ".claude/projects/", ".claude/memory/"]
+        wanted = [
+            ".claude/CLAUDE.md",
+            ".claude/rules/",
+            ".claude/agent-memory/",
+            ".claude/projects/",
+            ".claude/memory/",
+        ]
         found = [item for item in wanted if os.path.lexists(root / item.rstrip("/"))]
         # Any other folder of .claude/ that holds auto memory (an index or typed topic files) is read too.
         try:
@@ -135,8 +145,10 @@ class ClaudeCode(Dialect):
                 and ("MEMORY.md" in names or _is_topic_folder(ctx, folder, names))
             ):
                 why = "a memory index or topic files inside .claude/"
-            elif "MEMORY.md" in names and folder.rsplit("/", 1)[-1] in ("memory", "") and _is_topic_folder(
-                ctx, folder, names
+            elif (
+                "MEMORY.md" in names
+                and folder.rsplit("/", 1)[-1] in ("memory", "")
+                and _is_topic_folder(ctx, folder, names)
             ):
                 why = "topic files with name/description/type"
             else:

@@ -27,15 +27,36 @@ from memtui.field.field import ScanResult, Scope, scan_field
 
 # Most specific first: a page goes to the first instance that claims it (memtui's own format last).
 DIALECTS: tuple[Dialect, ...] = (
-    SidecarStore(), ClaudeCode(), OpenClaw(), BasicMemory(), Obsidian(), MemtuiFormat(), Markdown()
+    SidecarStore(),
+    ClaudeCode(),
+    OpenClaw(),
+    BasicMemory(),
+    Obsidian(),
+    MemtuiFormat(),
+    Markdown(),
 )
 BY_NAME = {dialect.name: dialect for dialect in DIALECTS}
 MEMTUI = BY_NAME["memtui"]
 MARKDOWN = BY_NAME["markdown"]
 COUNT_LIMIT = 5000  # entries looked at per skipped folder when counting its Markdown files
 # Hidden folders that agents and editors keep instructions or memory in.
-AGENT_FOLDERS = {".cursor", ".codex", ".agents", ".windsurf", ".continue", ".roo", ".cline", ".github", ".gemini",
-                 ".aider", ".kiro", ".claude", ".memory", ".aictx", ".openclaw"}
+AGENT_FOLDERS = {
+    ".cursor",
+    ".codex",
+    ".agents",
+    ".windsurf",
+    ".continue",
+    ".roo",
+    ".cline",
+    ".github",
+    ".gemini",
+    ".aider",
+    ".kiro",
+    ".claude",
+    ".memory",
+    ".aictx",
+    ".openclaw",
+}
 
 
 @dataclass(slots=True)

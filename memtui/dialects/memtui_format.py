@@ -52,7 +52,9 @@ class MemtuiFormat(Dialect):
         keys: set[str] = set()
         for path in ctx.pages[:SAMPLE_PAGES]:
             head = ctx.head(path)
-            found = {m.group(m.lastindex or 0) for m in _MEMTUI_KEYS_RE.finditer(head)} if head.startswith("---") else set()
+            found = (
+                {m.group(m.lastindex or 0) for m in _MEMTUI_KEYS_RE.finditer(head)} if head.startswith("---") else set()
+            )
             keyed += bool(found)
             keys |= found
             tagged += bool(_SOURCE_TAG_RE.search(head))

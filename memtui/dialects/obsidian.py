@@ -98,4 +98,6 @@ class Obsidian(Dialect):
         linking = sum(1 for path in sampled if "[[" in ctx.head(path))
         if len(sampled) < 3 or linking < max(3, len(sampled) // 4):
             return []
-        return [Applied(self.name, "", [f"wikilinks in {linking} of {len(sampled)} sampled pages"], {"link_prefixes": []})]
+        return [
+            Applied(self.name, "", [f"wikilinks in {linking} of {len(sampled)} sampled pages"], {"link_prefixes": []})
+        ]

@@ -19,9 +19,9 @@ from memtui.dialects.detect import BY_NAME, DIALECTS, Detection
 from memtui.field import page as page_mod
 from memtui.field.checks import Finding
 from memtui.field.field import Scope
+from memtui.field.page import PageInfo, decode
 
 INSTANCE_MEMO = 1_000_000  # paths whose dialect instance_for keeps (then it starts again)
-from memtui.field.page import PageInfo, decode
 
 READER_VERSION = 1
 _PRIORITY = {dialect.name: number for number, dialect in enumerate(DIALECTS)}

@@ -48,7 +48,9 @@ class FieldReport:
         for applied, pages in self.dialects:
             where = f" in {applied.root}/" if applied.root else ""
             evidence = "; ".join(applied.evidence) or "no evidence"
-            out.append(f"read as {BY_NAME[applied.name].title}{where}: {pages} page{'s' if pages != 1 else ''} ({evidence})")
+            out.append(
+                f"read as {BY_NAME[applied.name].title}{where}: {pages} page{'s' if pages != 1 else ''} ({evidence})"
+            )
         if self.scope:
             out.append("hidden paths read too: " + ", ".join(self.scope))
         for skipped in self.skipped:

@@ -49,7 +49,9 @@ class SidecarStore(Dialect):
     reads_sidecars = True
 
     def scope_paths(self, root: Path, names: set[str]) -> list[str]:
-        return [f"{store}/memory/" for store in STORE_FOLDERS if store in names and (root / store / "config.json").is_file()]
+        return [
+            f"{store}/memory/" for store in STORE_FOLDERS if store in names and (root / store / "config.json").is_file()
+        ]
 
     def detect(self, ctx: DetectContext) -> list[Applied]:
         found = []
@@ -123,7 +125,9 @@ class SidecarStore(Dialect):
         source = sidecar.get("source")
         if isinstance(source, dict) and isinstance(source.get("kind"), str):
             norm["origin"] = ORIGIN_OF_SOURCE.get(source["kind"])
-            norm["written_by"] = source["kind"] + (f" ({source['task']})" if isinstance(source.get("task"), str) else "")
+            norm["written_by"] = source["kind"] + (
+                f" ({source['task']})" if isinstance(source.get("task"), str) else ""
+            )
         sources: list[str] = []
         origin = sidecar.get("origin")
         if isinstance(origin, dict):
@@ -133,9 +137,7 @@ class SidecarStore(Dialect):
                 sources.append(origin["locator"])
         evidence = sidecar.get("evidence")
         if isinstance(evidence, list):
-            sources.extend(
-                str(e.get("id")) for e in evidence if isinstance(e, dict) and isinstance(e.get("id"), str)
-            )
+            sources.extend(str(e.get("id")) for e in evidence if isinstance(e, dict) and isinstance(e.get("id"), str))
         if sources:
             norm["sources"] = sources
         recorded = sidecar.get("content_hash")
@@ -179,8 +181,7 @@ def _candidate_stores(ctx: DetectContext) -> dict[str, tuple[int, int]]:
     have no sidecar is a candidate only at the field root or under a store's own name (``.memory``).
     """
     tally: dict[str, list[int]] = {}
-    if not any(folder == "memory" or folder.startswith("memory/") or "/memory" in folder
-               for folder in ctx.folders()):
+    if not any(folder == "memory" or folder.startswith("memory/") or "/memory" in folder for folder in ctx.folders()):
         return {}  # no folder named memory holds pages
     for entry in ctx.scanned.entries:
         path = entry.path

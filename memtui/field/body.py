@@ -359,9 +359,7 @@ def _collect_refs(body: Body, line_text: str, number: int) -> None:
                 body.citations.append(Citation(int(part), number, match.start() + 1))
     if "](" in line_text:
         for match in MD_LINK_RE.finditer(line_text):
-            body.markdown_links.append(
-                MarkdownLink(match.group(1), match.group(2), number, match.start() + 1)
-            )
+            body.markdown_links.append(MarkdownLink(match.group(1), match.group(2), number, match.start() + 1))
 
 
 def inline_chains(claims: list[Claim]) -> list[list[Claim]]:

@@ -328,7 +328,9 @@ class CheckMemo:
         graph_moved = graph_moved or any(path in linked for path in redo)  # (linked now)
         last = self._last[4] if self._last is not None and not graph_moved else None
         parts = HistoryParts(
-            edges=[(path, self._refs[path].edges) for path in pages if path in linked] if linked and last is None else [],
+            edges=[(path, self._refs[path].edges) for path in pages if path in linked]
+            if linked and last is None
+            else [],
             own=self._own,  # copied by the history
             groups=[],  # the contradictions are given below
             today=self._context[3].isoformat(),
@@ -339,8 +341,14 @@ class CheckMemo:
         self.serial += 1
         self.moved = self._moved(history, field.approvals, versions, redo)
         history.contradictions = self._contradictions_now(field, history.status)
-        graph = _Graph(history.replaces, history.replaced_by, history.broken, history.self_refs, history.cycles,
-                       history.superseded_twice)
+        graph = _Graph(
+            history.replaces,
+            history.replaced_by,
+            history.broken,
+            history.self_refs,
+            history.cycles,
+            history.superseded_twice,
+        )
         self._last = (history.status, history.replaces, history.replaced_by, field.approvals, graph, field.pages)
 
     def _contradictions_now(self, field: Field, status: dict[str, str]) -> list[tuple]:
@@ -372,17 +380,26 @@ class CheckMemo:
             return None
         old_status, old_replaces, old_replaced_by, old_approvals, _, _ = self._last
         replaces = history.replaces
-        moved_replaces = {path for path in old_replaces.keys() | replaces.keys()
-                          if (old_replaces.get(path) or None) != (replaces.get(path) or None)}
+        moved_replaces = {
+            path
+            for path in old_replaces.keys() | replaces.keys()
+            if (old_replaces.get(path) or None) != (replaces.get(path) or None)
+        }
         replaced_by = history.replaced_by
-        maybe = versions | {path for path in old_replaced_by.keys() | replaced_by.keys()
-                            if bool(old_replaced_by.get(path)) != bool(replaced_by.get(path))}
+        maybe = versions | {
+            path
+            for path in old_replaced_by.keys() | replaced_by.keys()
+            if bool(old_replaced_by.get(path)) != bool(replaced_by.get(path))
+        }
         status = history.status
         moved_status = {path for path in maybe if old_status.get(path) != status.get(path)}
         trust = set(versions)
         if approvals is not old_approvals and approvals != old_approvals:
-            trust.update(path for path in approvals.keys() | old_approvals.keys()
-                         if approvals.get(path) != old_approvals.get(path))
+            trust.update(
+                path
+                for path in approvals.keys() | old_approvals.keys()
+                if approvals.get(path) != old_approvals.get(path)
+            )
         return Moved(versions, set(redo), moved_status, moved_replaces, trust, self.serial - 1, self._last[5])
 
     def _install_backlinks(self, field: Field, moved: dict[str, None], redone: set[str]) -> None:

@@ -89,27 +89,38 @@ _RULES = [
     Rule("utf8-invalid", ERROR, "bytes that are not valid UTF-8"),
     Rule("control-chars", ERROR, "terminal control characters (ESC, C0/C1) in page text"),
     Rule("bidi-override", ERROR, "bidirectional override characters can disguise text"),
-    Rule("zero-width", WARNING, "invisible characters (zero-width, format, fillers, variation selectors) can hide text"),
+    Rule(
+        "zero-width", WARNING, "invisible characters (zero-width, format, fillers, variation selectors) can hide text"
+    ),
     Rule("binary-file", ERROR, "binary content in a .md file"),
     Rule("page-too-large", ERROR, "file too large to parse"),
     Rule("empty-page", WARNING, "empty file"),
-    Rule("conflict-markers", ERROR,
-         "unresolved git merge conflict markers (<<<<<<<, =======, >>>>>>>): two versions of the page are mixed"),
+    Rule(
+        "conflict-markers",
+        ERROR,
+        "unresolved git merge conflict markers (<<<<<<<, =======, >>>>>>>): two versions of the page are mixed",
+    ),
     Rule("page-unreadable", ERROR, "the file cannot be read"),
     Rule("folder-unreadable", ERROR, "a folder cannot be listed"),
     Rule("symlink-outside", WARNING, "symlink leaving the field (not followed)"),
     Rule("symlink-skipped", INFO, "symlinked page (not followed)"),
     Rule("page-vanished", INFO, "page deleted while it was being read"),
     Rule("superseded-no-successor", INFO, "marked superseded but names no page that replaced it"),
-    Rule("claude-memory-truncated", WARNING,
-         "Claude Code loads only the first 200 lines or 25,000 bytes of an auto-memory MEMORY.md"),
+    Rule(
+        "claude-memory-truncated",
+        WARNING,
+        "Claude Code loads only the first 200 lines or 25,000 bytes of an auto-memory MEMORY.md",
+    ),
     Rule("import-broken", WARNING, "a CLAUDE.md @import names a file that does not exist"),
     Rule("sidecar-invalid", WARNING, "a page of a JSON-sidecar store has no sidecar, or one that does not parse"),
     Rule("sidecar-hash-mismatch", WARNING, "the body or sidecar changed since the store recorded its content hash"),
     Rule("settings-invalid", ERROR, "memtui.toml does not parse or names an unknown rule or severity"),
-    Rule("tag-promoted", WARNING,
-         "a claim's source tag rose (suggested < inferred < observed < stated) since an earlier version, "
-         "without a new citation"),
+    Rule(
+        "tag-promoted",
+        WARNING,
+        "a claim's source tag rose (suggested < inferred < observed < stated) since an earlier version, "
+        "without a new citation",
+    ),
     Rule("stated-uncited", INFO, "a current [stated] claim that cites nothing (no [cite:N], no source on the line)"),
 ]
 RULES: dict[str, Rule] = {rule.id: rule for rule in _RULES}
@@ -179,9 +190,7 @@ def check_page_local(info: PageInfo) -> list[Finding]:
         rule = _HAZARD_RULE.get(kind)
         if rule is None:
             continue
-        hazard_findings.setdefault(rule, []).append(
-            _finding(rule, path, line, f"{label} at column {column}")
-        )
+        hazard_findings.setdefault(rule, []).append(_finding(rule, path, line, f"{label} at column {column}"))
     for rule, items in hazard_findings.items():
         total = sum(n for kind, n in info.hazard_counts.items() if _HAZARD_RULE.get(kind) == rule)
         out.extend(_capped(items, rule, path, total))
@@ -194,7 +203,11 @@ def check_page_local(info: PageInfo) -> list[Finding]:
     own_format = info.dialect == "memtui"  # other formats have kinds, origins, lessons of their own
     kind = meta.get("kind")
     if own_format and kind is not None and (not isinstance(kind, str) or kind.strip().lower() not in KINDS):
-        out.append(_finding("kind-unknown", path, lines.get("kind"), f"unknown kind {kind!r}; expected one of {', '.join(KINDS)}"))
+        out.append(
+            _finding(
+                "kind-unknown", path, lines.get("kind"), f"unknown kind {kind!r}; expected one of {', '.join(KINDS)}"
+            )
+        )
     origin = meta.get("origin")
     if own_format and origin is not None and (not isinstance(origin, str) or origin.strip().lower() not in ORIGINS):
         out.append(_finding("origin-unknown", path, lines.get("origin"), f"unknown origin {origin!r}"))
@@ -202,14 +215,18 @@ def check_page_local(info: PageInfo) -> list[Finding]:
         value = meta["confidence"]
         ok = isinstance(value, (int, float)) and not isinstance(value, bool) and 0 <= value <= 1
         if not ok:
-            out.append(_finding("confidence-range", path, lines.get("confidence"), f"confidence is {value!r}; must be 0..1"))
+            out.append(
+                _finding("confidence-range", path, lines.get("confidence"), f"confidence is {value!r}; must be 0..1")
+            )
     for key in ("valid_from", "valid_to", "created", "updated", "reviewed_at"):
         value = meta.get(key)
         if value is not None and _as_date(value) is None:
             out.append(_finding("date-invalid", path, lines.get(key), f"{key} {value!r} is not a date"))
     start, end = _as_date(meta.get("valid_from")), _as_date(meta.get("valid_to"))
     if start and end and end < start:
-        out.append(_finding("date-invalid", path, lines.get("valid_to"), f"valid_to {end} is before valid_from {start}"))
+        out.append(
+            _finding("date-invalid", path, lines.get("valid_to"), f"valid_to {end} is before valid_from {start}")
+        )
     if info.is_fact_page and info.untagged_claim_lines:
         items = [
             _finding("untagged-claim", path, line, "claim without [stated]/[observed]/[inferred]/[suggested]")
@@ -316,8 +333,14 @@ def page_references(field: Field, info: PageInfo) -> PageRefs:
                 out.append(_finding("cite-source-missing", path, line, f"[cite:{number}] -> {target}: no such page"))
     supersedes, superseded_by = info.supersedes, info.superseded_by
     edges = page_edges(field, info) if supersedes or superseded_by else ()
-    keys = reference_keys([t for t, _ in info.links] + [t for t, _ in info.embeds] + list(info.sources)
-                          + list(sources) + supersedes + superseded_by)
+    keys = reference_keys(
+        [t for t, _ in info.links]
+        + [t for t, _ in info.embeds]
+        + list(info.sources)
+        + list(sources)
+        + supersedes
+        + superseded_by
+    )
     return PageRefs(info, out, field.backlinks_given(info, outgoing), keys, edges)
 
 
@@ -329,7 +352,9 @@ def _names_a_file(field: Field, target: str, near: str) -> bool:
     return field.resolve_file(target, near=near) is not None
 
 
-def _history_findings(field: Field, paths: set[str] | None = None, kept: tuple[dict, dict] | None = None) -> list[Finding]:
+def _history_findings(
+    field: Field, paths: set[str] | None = None, kept: tuple[dict, dict] | None = None
+) -> list[Finding]:
     """The findings of the supersede history. ``kept``: (the contradiction findings of the last
     run, by group; where this run puts them): a group of the same page versions keeps its findings."""
     history = field.history
@@ -339,12 +364,18 @@ def _history_findings(field: Field, paths: set[str] | None = None, kept: tuple[d
             out.append(_finding("supersedes-broken", ref.path, ref.line, f"{ref.key} {ref.target!r}: no such page"))
     for path in history.self_refs:
         if paths is None or path in paths:
-            out.append(_finding("supersedes-self", path, field.pages[path].key_lines.get("supersedes"), "page supersedes itself"))
+            out.append(
+                _finding(
+                    "supersedes-self", path, field.pages[path].key_lines.get("supersedes"), "page supersedes itself"
+                )
+            )
     for cycle in history.cycles:
         names = " -> ".join(cycle + [cycle[0]])
         for path in cycle:
             if paths is None or path in paths:
-                out.append(_finding("supersede-cycle", path, field.pages[path].key_lines.get("supersedes"), f"cycle: {names}"))
+                out.append(
+                    _finding("supersede-cycle", path, field.pages[path].key_lines.get("supersedes"), f"cycle: {names}")
+                )
     for old, newer in history.superseded_twice.items():
         if paths is None or old in paths or paths & set(newer):
             out.append(_finding("superseded-twice", old, None, f"superseded by {', '.join(sorted(set(newer)))}"))
@@ -353,7 +384,9 @@ def _history_findings(field: Field, paths: set[str] | None = None, kept: tuple[d
             info = field.pages[path]
             if info.declared_status == "superseded" and not info.superseded_by:
                 line = info.key_lines.get("status")
-                out.append(_finding("superseded-no-successor", path, line, "status: superseded, but no successor named"))
+                out.append(
+                    _finding("superseded-no-successor", path, line, "status: superseded, but no successor named")
+                )
     last, now = kept if kept is not None else ({}, {})
     pages = field.pages
     for subject, kind, group in history.contradictions:
@@ -421,9 +454,7 @@ def _memory_findings(field: Field, index: str = "MEMORY.md") -> list[Finding]:
             continue
         state = field.trust(hit.path)
         if state in (trust_mod.QUARANTINED, trust_mod.UNREVIEWED):
-            out.append(
-                _finding("memory-untrusted-target", index, line, f"points at {hit.path}, which is {state}")
-            )
+            out.append(_finding("memory-untrusted-target", index, line, f"points at {hit.path}, which is {state}"))
     return out
 
 
@@ -454,7 +485,7 @@ def _keep_claim_findings(field: Field, memo: CheckMemo) -> set[str]:
     redone = keep_claims(field, kept, memo.moved, memo.serial)
     held = memo.claim_findings
     changed: set[str] = set()
-    for path in (kept if redone is None else redone):
+    for path in kept if redone is None else redone:
         entry = kept.get(path)
         claims = entry[1] if entry is not None else None
         found = held.get(path)
@@ -480,10 +511,14 @@ def _claim_findings(field: Field, claims, paths: set[str] | None) -> list[Findin
         if field.pages[claim.path].dialect != "memtui" or claim.path.startswith("sessions/"):
             continue  # source tags are memtui's convention; transcripts are evidence, not claims
         if claim.promoted_from and not claim.new_citation:
-            out.append(_finding(
-                "tag-promoted", claim.path, claim.line,
-                f"[{claim.promoted_from}] -> [{claim.tag}] without a new citation: {claim.text[:80]}",
-            ))
+            out.append(
+                _finding(
+                    "tag-promoted",
+                    claim.path,
+                    claim.line,
+                    f"[{claim.promoted_from}] -> [{claim.tag}] without a new citation: {claim.text[:80]}",
+                )
+            )
         elif claim.tag == "stated" and not claim.cited and not claim.cites and claim.status == "current":
             out.append(_finding("stated-uncited", claim.path, claim.line, f"cites nothing: {claim.text[:80]}"))
     return out
@@ -535,8 +570,9 @@ def check_field(
     each_page_in_context(field, lambda claims: put(_claim_findings(field, claims, None)))
 
 
-def _wide_findings(field: Field, settings: RuleSettings, kept: tuple[dict, dict] | None = None,
-                   indexes: list[str] | None = None) -> Iterable[Finding]:
+def _wide_findings(
+    field: Field, settings: RuleSettings, kept: tuple[dict, dict] | None = None, indexes: list[str] | None = None
+) -> Iterable[Finding]:
     """The findings of the field as a whole (its scan, history, routing indexes, dialect, settings).
     ``kept``: see ``_history_findings``; ``indexes``: the field's ``index_pages``, when known."""
     for problem in field.scan_problems:
@@ -572,8 +608,9 @@ class FieldFindings:
         return [finding for path in sorted(by_path) for finding in by_path[path]]
 
 
-def field_findings(field: Field, memo: CheckMemo, settings: RuleSettings | None = None,
-                   between: Callable[[], object] | None = None) -> FieldFindings:
+def field_findings(
+    field: Field, memo: CheckMemo, settings: RuleSettings | None = None, between: Callable[[], object] | None = None
+) -> FieldFindings:
     """The field's findings, made again only where a change since the memo's last run can have
     moved them: each page's list is kept while its own findings, its references' findings, its
     claims' findings and the field-wide findings about it are the same objects (or values).
@@ -584,8 +621,7 @@ def field_findings(field: Field, memo: CheckMemo, settings: RuleSettings | None 
     memo.update(field, page_references)  # (starts afresh when the day, the dialect or the files changed)
     between()
     moved = memo.moved
-    if (memo.assembled_for != settings or not memo.totals or moved is None
-            or memo.assembled_serial != moved.since):
+    if memo.assembled_for != settings or not memo.totals or moved is None or memo.assembled_serial != moved.since:
         memo.assembled.clear()
         memo.assembled_for = settings
         memo.totals = {"by_path": {}, "severity": Counter(), "rule": Counter()}
@@ -620,7 +656,9 @@ def field_findings(field: Field, memo: CheckMemo, settings: RuleSettings | None 
             for finding in entry[-1]:
                 by_severity[finding.severity] -= 1
                 by_rule[finding.rule] -= 1
-        found = sorted((f for f in map(adjust, (f for part in parts for f in part)) if f is not None), key=finding_sort_key)
+        found = sorted(
+            (f for f in map(adjust, (f for part in parts for f in part)) if f is not None), key=finding_sort_key
+        )
         for finding in found:
             by_severity[finding.severity] += 1
             by_rule[finding.rule] += 1
@@ -641,8 +679,13 @@ def field_findings(field: Field, memo: CheckMemo, settings: RuleSettings | None 
             linked = refs(path).findings
             claimed = claims.get(path)
             claimed = claimed[1] if claimed is not None else none
-            if (entry is None or entry[0] is not own or entry[1] is not linked or entry[2] is not claimed
-                    or entry[3] != extra):
+            if (
+                entry is None
+                or entry[0] is not own
+                or entry[1] is not linked
+                or entry[2] is not claimed
+                or entry[3] != extra
+            ):
                 put(path, (own, linked, claimed, extra))
         elif extra is not none:
             if entry is None or entry[3] != extra:
@@ -711,8 +754,9 @@ def sort_findings(findings: Iterable[Finding]) -> list[Finding]:
 
 def summarise(findings: Iterable[Finding], pages: int) -> dict[str, Any]:
     findings = list(findings)
-    return _summary(pages, Counter(f.severity for f in findings), Counter(f.rule for f in findings),
-                    len({f.path for f in findings}))
+    return _summary(
+        pages, Counter(f.severity for f in findings), Counter(f.rule for f in findings), len({f.path for f in findings})
+    )
 
 
 def _summary(pages: int, by_severity: Counter, by_rule: Counter, pages_with_findings: int) -> dict[str, Any]:

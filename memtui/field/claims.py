@@ -265,6 +265,7 @@ class ClaimCache:
 def write_entries(cache_dir: Path, shas: Iterable[str], entries: Iterable[tuple[str, list[LineClaim]]]) -> bool:
     """Write the cache file: first the page versions it holds (``shas``), then ``entries``, a chunk
     at a time as they come (best effort: False when it could not be written)."""
+
     def chunks():
         yield sorted(shas)
         chunk: list[tuple] = []
@@ -391,8 +392,9 @@ class KeptClaims(dict):
     serial: int | None = None  # the CheckMemo update they follow
 
 
-def keep_claims(field, per_page: KeptClaims, moved=None, serial: int | None = None, *,
-                git: bool = True) -> set[str] | None:
+def keep_claims(
+    field, per_page: KeptClaims, moved=None, serial: int | None = None, *, git: bool = True
+) -> set[str] | None:
     """Put the field's claims in context in ``per_page``, again only where it can have changed:
     a page is put in context again when its version, a page it replaced, its previous git
     revision, its status or its trust changed. ``moved`` (``CheckMemo.moved``, of update
@@ -428,8 +430,19 @@ def _field_claims(field, *, git: bool) -> list[Claim]:
     for path, claims in lines.items():
         if claims:
             older = _predecessors(history, path)
-            out.extend(_page_in_context(path, claims, pages[path], older, lines, pages, previous.get(path) or [],
-                                        history.status.get(path, "current"), field.trust(path)))
+            out.extend(
+                _page_in_context(
+                    path,
+                    claims,
+                    pages[path],
+                    older,
+                    lines,
+                    pages,
+                    previous.get(path) or [],
+                    history.status.get(path, "current"),
+                    field.trust(path),
+                )
+            )
     _save_when_due(cache_dir, pages)
     return out
 
@@ -509,10 +522,18 @@ def _kept_claims(field, git: bool, per_page: KeptClaims, moved) -> set[str] | No
         before = previous.get(path)
         if held is not None:
             inputs = held[0]
-            if (inputs[2] == status and inputs[3] == trust and inputs[4] is before
-                    and (not replaces.get(path) and not inputs[1]
-                         or _same_inputs(inputs, (inputs[0], _versions(pages, _predecessors(history, path)),
-                                                  status, trust, before)))):
+            if (
+                inputs[2] == status
+                and inputs[3] == trust
+                and inputs[4] is before
+                and (
+                    not replaces.get(path)
+                    and not inputs[1]
+                    or _same_inputs(
+                        inputs, (inputs[0], _versions(pages, _predecessors(history, path)), status, trust, before)
+                    )
+                )
+            ):
                 continue
         info = pages[path]
         older = _predecessors(history, path)
@@ -553,7 +574,11 @@ def each_page_in_context(field, visit: Callable[[list[Claim]], None], *, git: bo
     extra = len(held - first_path.keys()) if held is not None else 0
     listed = held is not None
     del held  # 100,000 hashes: the pass needs only what is missing
-    previous = _previous_revisions(field, [p for p, i in pages.items() if i.parsed and any(i.tag_counts.values())]) if git else {}
+    previous = (
+        _previous_revisions(field, [p for p, i in pages.items() if i.parsed and any(i.tag_counts.values())])
+        if git
+        else {}
+    )
     older_claims = _OlderClaims(field)
 
     unsound: list[bool] = []
@@ -583,10 +608,19 @@ def each_page_in_context(field, visit: Callable[[list[Claim]], None], *, git: bo
             if claims:
                 for path in (first_path[sha], *more_paths.get(sha, ())):
                     older = _predecessors(history, path)
-                    visit(_page_in_context(
-                        path, claims, pages[path], older, older_claims, pages, previous.get(path) or [],
-                        history.status.get(path, "current"), field.trust(path),
-                    ))
+                    visit(
+                        _page_in_context(
+                            path,
+                            claims,
+                            pages[path],
+                            older,
+                            older_claims,
+                            pages,
+                            previous.get(path) or [],
+                            history.status.get(path, "current"),
+                            field.trust(path),
+                        )
+                    )
             yield sha, claims
 
     with no_cycle_collection():
@@ -628,8 +662,14 @@ class _OlderClaims:
 
 def _same_inputs(held: tuple, now: tuple) -> bool:
     """Page versions compared by identity (a field's summaries are shared while unchanged)."""
-    return (held[0] is now[0] and len(held[1]) == len(now[1]) and all(a is b for a, b in zip(held[1], now[1]))
-            and held[2] == now[2] and held[3] == now[3] and held[4] is now[4])
+    return (
+        held[0] is now[0]
+        and len(held[1]) == len(now[1])
+        and all(a is b for a, b in zip(held[1], now[1]))
+        and held[2] == now[2]
+        and held[3] == now[3]
+        and held[4] is now[4]
+    )
 
 
 def _page_in_context(path, claims, info, older, lines, pages, before, status, trust) -> list[Claim]:
@@ -656,8 +696,26 @@ def _page_in_context(path, claims, info, older, lines, pages, before, status, tr
             weaker = earlier.get(key)
             if weaker is not None and STRENGTH[weaker.tag] < STRENGTH[tag]:
                 promoted_from, new_citation = weaker.tag, bool(set(sources) - weaker.sources)
-        append(new(Claim, (path, line, text, tag, bool(sources), sources, STRUCK_LINE if struck else CURRENT_LINE,
-                           status, trust, promoted_from, new_citation, key, cites)))
+        append(
+            new(
+                Claim,
+                (
+                    path,
+                    line,
+                    text,
+                    tag,
+                    bool(sources),
+                    sources,
+                    STRUCK_LINE if struck else CURRENT_LINE,
+                    status,
+                    trust,
+                    promoted_from,
+                    new_citation,
+                    key,
+                    cites,
+                ),
+            )
+        )
     return out
 
 

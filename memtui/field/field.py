@@ -407,9 +407,7 @@ class Field:
         if not path.exists():
             raise FieldNotFoundError(f"no such folder: {path}", "give the path of a memory folder")
         if not path.is_dir():
-            raise FieldNotFoundError(
-                f"not a folder: {path}", "give a memory folder or a .memoryfield.zip file"
-            )
+            raise FieldNotFoundError(f"not a folder: {path}", "give a memory folder or a .memoryfield.zip file")
 
     @classmethod
     def load(
@@ -426,7 +424,12 @@ class Field:
     ) -> Field:
         """Scan the folder and read every page (unchanged pages come from the page cache)."""
         field, pending = cls.open_cached(
-            root, cache_dir=cache_dir, use_cache=use_cache, readonly=readonly, source=source, reader=reader,
+            root,
+            cache_dir=cache_dir,
+            use_cache=use_cache,
+            readonly=readonly,
+            source=source,
+            reader=reader,
             scanned=scanned,
         )
         total = len(pending)
@@ -700,9 +703,14 @@ class Field:
                     if path not in bucket:
                         bucket.append(path)
                 by_stem.setdefault(lookup_key(info.stem), []).append(path)
-            self._lookup = {"id": by_id, "id_folded": by_id_folded, "title": _as_tuples(by_title),
-                            "stem": _as_tuples(by_stem),
-                            "path": by_path, **file_tables(self.files)}
+            self._lookup = {
+                "id": by_id,
+                "id_folded": by_id_folded,
+                "title": _as_tuples(by_title),
+                "stem": _as_tuples(by_stem),
+                "path": by_path,
+                **file_tables(self.files),
+            }
         return self._lookup
 
     def adopt_lookup(self, tables: dict[str, dict]) -> None:
@@ -953,7 +961,12 @@ def open_field(
     root = zip_root(p)
     if root is not None:
         return Field.load(
-            root, cache_dir=cache_dir, use_cache=use_cache, readonly=True, source=p, progress=progress,
+            root,
+            cache_dir=cache_dir,
+            use_cache=use_cache,
+            readonly=True,
+            source=p,
+            progress=progress,
             reader=reader,
         )
     return Field.load(p, cache_dir=cache_dir, use_cache=use_cache, progress=progress, reader=reader)
@@ -971,7 +984,5 @@ def open_field_cached(
     p = Path(path)
     root = zip_root(p)
     if root is not None:
-        return Field.open_cached(
-            root, cache_dir=cache_dir, use_cache=use_cache, readonly=True, source=p, reader=reader
-        )
+        return Field.open_cached(root, cache_dir=cache_dir, use_cache=use_cache, readonly=True, source=p, reader=reader)
     return Field.open_cached(p, cache_dir=cache_dir, use_cache=use_cache, scanned=scanned, reader=reader)

@@ -60,7 +60,7 @@ class SortedFindings:
         path = self._folder / f"run-{len(self._runs)}"
         with path.open("wb") as out:
             for start in range(0, len(held), _BATCH):
-                batch = [(f.rule, f.severity, f.path, f.line, f.message) for f in held[start:start + _BATCH]]
+                batch = [(f.rule, f.severity, f.path, f.line, f.message) for f in held[start : start + _BATCH]]
                 pickle.dump(batch, out, protocol=pickle.HIGHEST_PROTOCOL)
         self._runs.append(path)
         self._count += len(held)

@@ -299,8 +299,21 @@ def _quote_star_values(raw: str) -> str | None:
 # Keys worth reading line by line from frontmatter that does not parse: what a page is
 # and whether it is still current. Never review or taint keys: a broken page never
 # looks more trusted than a parsed one would.
-RECOVERABLE_KEYS = ("title", "name", "status", "type", "kind", "id", "permalink", "subject", "superseded_by",
-                    "supersedes", "description", "created", "updated")
+RECOVERABLE_KEYS = (
+    "title",
+    "name",
+    "status",
+    "type",
+    "kind",
+    "id",
+    "permalink",
+    "subject",
+    "superseded_by",
+    "supersedes",
+    "description",
+    "created",
+    "updated",
+)
 _RECOVER_RE = re.compile(r"^(" + "|".join(RECOVERABLE_KEYS) + r"):[ \t]+(.+?)[ \t]*$", re.MULTILINE)
 
 
@@ -363,9 +376,7 @@ def dump_scalar(value: Any) -> str:
         return text[:-6] + "Z" if text.endswith("+00:00") else text
     if isinstance(value, _dt.date):
         return value.isoformat()
-    dumped = yaml.safe_dump(
-        value, default_flow_style=True, allow_unicode=True, width=math.inf, sort_keys=False
-    )
+    dumped = yaml.safe_dump(value, default_flow_style=True, allow_unicode=True, width=math.inf, sort_keys=False)
     if dumped.endswith("\n...\n"):
         dumped = dumped[: -len("\n...\n")]
     dumped = dumped.strip()
@@ -484,9 +495,7 @@ def set_key(text: str, key: str, value: Any) -> str:
         )
     after = {k: v for k, v in check.data.items() if k != key}
     if after != {k: v for k, v in before.items() if k != key}:
-        raise FrontmatterError(
-            f"editing '{key}' would change other keys", "edit the frontmatter by hand"
-        )
+        raise FrontmatterError(f"editing '{key}' would change other keys", "edit the frontmatter by hand")
     return new_text
 
 
@@ -516,12 +525,16 @@ def set_frontmatter_keys(
             raise StaleWriteError(f"{relpath} no longer exists", "it was moved or deleted") from None
     if expected_hash is not None and sha256_bytes(data) != expected_hash:
         raise StaleWriteError(
-            f"{relpath} changed on disk since it was loaded", "look at it again before changing it",
+            f"{relpath} changed on disk since it was loaded",
+            "look at it again before changing it",
             current_hash=sha256_bytes(data),
         )
     text = data.decode("utf-8", "surrogateescape")
     new_text = set_keys(text, values)
     return safe_write.write_page(
-        root, relpath, new_text.encode("utf-8", "surrogateescape"),
-        expected_hash=sha256_bytes(data), readonly=readonly,
+        root,
+        relpath,
+        new_text.encode("utf-8", "surrogateescape"),
+        expected_hash=sha256_bytes(data),
+        readonly=readonly,
     )

@@ -405,9 +405,7 @@ class History:
         for path, info in self.field.pages.items():
             if info.subject and info.subject.strip().casefold() == wanted:
                 paths |= self.component(path)
-        name = next(
-            (self.field.pages[p].subject for p in sorted(paths) if self.field.pages[p].subject), subject
-        )
+        name = next((self.field.pages[p].subject for p in sorted(paths) if self.field.pages[p].subject), subject)
         return Chain(name or subject, "frontmatter", [self.page_version(p) for p in self._ordered(paths)])
 
     def page_chain(self, path: str) -> Chain:
@@ -425,9 +423,7 @@ class History:
             name = f"{path}#{key}"
             versions: list[Version] = []
             last_struck: Version | None = None
-            ordered = sorted(
-                group, key=lambda c: (not c["struck"], _date(c["source_date"]) or "", c["line"])
-            )
+            ordered = sorted(group, key=lambda c: (not c["struck"], _date(c["source_date"]) or "", c["line"]))
             for claim in ordered:
                 ref = f"{path}#L{claim['line']}"
                 # Every live (not struck) line is current: two of them are a contradiction,
@@ -496,11 +492,7 @@ class History:
         if "*" in query or "?" in query:
             return [self.subject_chain(s) for s in subjects if fnmatch.fnmatch(s.casefold(), wanted)]
         key = slug(query)
-        chains = [
-            self.subject_chain(s)
-            for s in subjects
-            if slug(s) == key or slug(s.rsplit("/", 1)[-1]) == key
-        ]
+        chains = [self.subject_chain(s) for s in subjects if slug(s) == key or slug(s.rsplit("/", 1)[-1]) == key]
         for chain in self.all_inline_chains():
             chain_key = chain.name.split("#", 1)[1]
             if slug(chain_key) == key:

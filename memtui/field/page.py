@@ -34,7 +34,6 @@ ORIGINS = ("agent", "user", "job", "external")
 FACT_FOLDERS = ("people", "projects", "decisions", "knowledge", "notes", "memory/notes")
 
 
-
 @dataclass(slots=True)
 class Problem:
     """Something wrong found while reading one page (becomes a check finding)."""
@@ -390,15 +389,32 @@ def parse_bytes_steps(path: str, data: bytes, *, keep_lines: bool = True) -> Gen
     if fm.error:
         problems.append(Problem(fm.error_rule or "yaml-invalid", fm.error_line, fm.error))
     for key, line in fm.duplicate_keys:
-        problems.append(Problem("frontmatter-duplicate-key", line, f"the key {key!r} appears more than once "
-                                "(readers disagree on which value counts; memtui uses the last)"))
+        problems.append(
+            Problem(
+                "frontmatter-duplicate-key",
+                line,
+                f"the key {key!r} appears more than once "
+                "(readers disagree on which value counts; memtui uses the last)",
+            )
+        )
     conflicts = body_mod.conflict_markers(text)
     for start, end in conflicts[: body_mod.MAX_CONFLICTS_KEPT]:
-        problems.append(Problem("conflict-markers", start, f"an unresolved git merge conflict (lines {start}-{end}): "
-                                "both versions are in the page, and an agent reads both"))
+        problems.append(
+            Problem(
+                "conflict-markers",
+                start,
+                f"an unresolved git merge conflict (lines {start}-{end}): "
+                "both versions are in the page, and an agent reads both",
+            )
+        )
     if len(conflicts) > body_mod.MAX_CONFLICTS_KEPT:
-        problems.append(Problem("conflict-markers", conflicts[body_mod.MAX_CONFLICTS_KEPT][0],
-                                f"… {len(conflicts) - body_mod.MAX_CONFLICTS_KEPT} more unresolved conflicts"))
+        problems.append(
+            Problem(
+                "conflict-markers",
+                conflicts[body_mod.MAX_CONFLICTS_KEPT][0],
+                f"… {len(conflicts) - body_mod.MAX_CONFLICTS_KEPT} more unresolved conflicts",
+            )
+        )
     body_text = text[fm.body_offset :]
     parsed_body = yield from body_mod.parse_body_steps(body_text, fm.body_line, keep_lines=keep_lines)
     return ParsedPage(
@@ -493,7 +509,6 @@ def unparsed_info(path: str, data: bytes, size: int, mtime_ns: int, rule: str, m
         parsed=False,
         tag_counts=dict.fromkeys(body_mod.SOURCE_TAGS, 0),
     )
-
 
 
 def too_large_info(path: str, abspath: str | os.PathLike[str], size: int, mtime_ns: int) -> PageInfo:

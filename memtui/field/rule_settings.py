@@ -96,8 +96,10 @@ class RuleSettings:
 
 
 def _matches(path: str, patterns: tuple[str, ...]) -> bool:
-    return any(fnmatch.fnmatchcase(path, pattern) or fnmatch.fnmatchcase(path, pattern.rstrip("/") + "/*")
-               for pattern in patterns)
+    return any(
+        fnmatch.fnmatchcase(path, pattern) or fnmatch.fnmatchcase(path, pattern.rstrip("/") + "/*")
+        for pattern in patterns
+    )
 
 
 def load(root: Path, known_rules: set[str], severities: tuple[str, ...]) -> RuleSettings:

@@ -29,8 +29,14 @@ SHORT = 64  # strings up to this long are shared
 
 # The list fields of a PageInfo, and those that hold (value, line) pairs.
 LIST_FIELDS = (
-    "untagged_claim_lines", "links", "embeds", "citations", "numbered_sources",
-    "inline_chains", "hazards", "problems",
+    "untagged_claim_lines",
+    "links",
+    "embeds",
+    "citations",
+    "numbered_sources",
+    "inline_chains",
+    "hazards",
+    "problems",
 )
 PAIR_FIELDS = ("links", "embeds", "citations")
 INT_DICT_FIELDS = ("key_lines", "tag_counts", "hazard_counts")

@@ -60,9 +60,7 @@ def is_tainted(meta: dict[str, Any], path: str, norm: dict[str, Any] | None = No
     )
 
 
-def trust_state(
-    meta: dict[str, Any], path: str, norm: dict[str, Any] | None = None, *, approved: bool = False
-) -> str:
+def trust_state(meta: dict[str, Any], path: str, norm: dict[str, Any] | None = None, *, approved: bool = False) -> str:
     """The trust state from the frontmatter, a dialect's reading (``norm``) and a ledger approval."""
     review = norm.get("reviewed") if norm else None
     if _is_true(meta.get("reviewed")) or review is True or approved:

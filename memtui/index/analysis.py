@@ -87,8 +87,26 @@ PART_GAP = 10  # positions between the parts of a field (title, summary, body): 
 
 # Stop words: English (Whoosh's list, as before) for every script, Russian for Cyrillic.
 # The Russian list is Snowball's without its numbers and evaluative words.
-_RU_KEEP = {"два", "три", "один", "лучше", "хорошо", "никогда", "всегда", "иногда", "больше", "более",
-            "много", "другой", "конечно", "наконец", "сейчас", "теперь", "после", "перед"}
+_RU_KEEP = {
+    "два",
+    "три",
+    "один",
+    "лучше",
+    "хорошо",
+    "никогда",
+    "всегда",
+    "иногда",
+    "больше",
+    "более",
+    "много",
+    "другой",
+    "конечно",
+    "наконец",
+    "сейчас",
+    "теперь",
+    "после",
+    "перед",
+}
 
 
 def _stop_words() -> frozenset[str]:
@@ -112,10 +130,7 @@ DEFAULT_FIELDS = ("text",)
 TEXT_FIELDS = ("text", "title")
 
 # ---------------------------------------------------------------------- characters
-_CJK = (
-    "\u3005\u3007\u3040-\u30ff\u31f0-\u31ff\u3400-\u4dbf\u4e00-\u9fff"
-    "\uac00-\ud7af\uf900-\ufaff\U00020000-\U0002ffff"
-)
+_CJK = "\u3005\u3007\u3040-\u30ff\u31f0-\u31ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff\U00020000-\U0002ffff"
 CJK_RE = re.compile(f"[{_CJK}]+")
 _KANA_RE = re.compile("[\u3040-\u30ff]")
 _HANGUL_RE = re.compile("[\uac00-\ud7af]")
@@ -195,20 +210,69 @@ def normalize(text: str) -> str:
 LATIN, CYRILLIC, ARABIC, OTHER = "latin", "cyrillic", "arabic", "other"
 # Languages with a Whoosh stemmer, by script. "uk" has none: its Cyrillic words are not stemmed.
 LANG_SCRIPT = {
-    "en": LATIN, "da": LATIN, "de": LATIN, "es": LATIN, "fi": LATIN, "fr": LATIN, "hu": LATIN, "it": LATIN,
-    "nl": LATIN, "no": LATIN, "pt": LATIN, "ro": LATIN, "sv": LATIN, "ru": CYRILLIC, "uk": CYRILLIC, "ar": ARABIC,
+    "en": LATIN,
+    "da": LATIN,
+    "de": LATIN,
+    "es": LATIN,
+    "fi": LATIN,
+    "fr": LATIN,
+    "hu": LATIN,
+    "it": LATIN,
+    "nl": LATIN,
+    "no": LATIN,
+    "pt": LATIN,
+    "ro": LATIN,
+    "sv": LATIN,
+    "ru": CYRILLIC,
+    "uk": CYRILLIC,
+    "ar": ARABIC,
 }
 # Languages recognised (from frontmatter, a folder, or the text) that change nothing but are recorded.
 OTHER_LANGS = {"zh", "ja", "ko", "tr", "pl", "cs", "el", "he", "hi", "th", "vi", "id", "bg", "sr"}
 DEFAULT_LANG = {LATIN: "en", CYRILLIC: "ru"}
 _LANG_NAMES = {
-    "english": "en", "german": "de", "deutsch": "de", "french": "fr", "français": "fr", "francais": "fr",
-    "spanish": "es", "español": "es", "italian": "it", "italiano": "it", "portuguese": "pt", "português": "pt",
-    "dutch": "nl", "nederlands": "nl", "swedish": "sv", "svenska": "sv", "norwegian": "no", "norsk": "no",
-    "danish": "da", "dansk": "da", "finnish": "fi", "suomi": "fi", "hungarian": "hu", "magyar": "hu",
-    "romanian": "ro", "russian": "ru", "русский": "ru", "ukrainian": "uk", "українська": "uk", "arabic": "ar",
-    "chinese": "zh", "中文": "zh", "简体中文": "zh", "繁體中文": "zh", "japanese": "ja", "日本語": "ja",
-    "korean": "ko", "한국어": "ko", "turkish": "tr", "türkçe": "tr", "nb": "no", "nn": "no",
+    "english": "en",
+    "german": "de",
+    "deutsch": "de",
+    "french": "fr",
+    "français": "fr",
+    "francais": "fr",
+    "spanish": "es",
+    "español": "es",
+    "italian": "it",
+    "italiano": "it",
+    "portuguese": "pt",
+    "português": "pt",
+    "dutch": "nl",
+    "nederlands": "nl",
+    "swedish": "sv",
+    "svenska": "sv",
+    "norwegian": "no",
+    "norsk": "no",
+    "danish": "da",
+    "dansk": "da",
+    "finnish": "fi",
+    "suomi": "fi",
+    "hungarian": "hu",
+    "magyar": "hu",
+    "romanian": "ro",
+    "russian": "ru",
+    "русский": "ru",
+    "ukrainian": "uk",
+    "українська": "uk",
+    "arabic": "ar",
+    "chinese": "zh",
+    "中文": "zh",
+    "简体中文": "zh",
+    "繁體中文": "zh",
+    "japanese": "ja",
+    "日本語": "ja",
+    "korean": "ko",
+    "한국어": "ko",
+    "turkish": "tr",
+    "türkçe": "tr",
+    "nb": "no",
+    "nn": "no",
 }
 
 
@@ -636,8 +700,19 @@ class PageTokenizer(analysis.Tokenizer):
     def __eq__(self, other) -> bool:
         return isinstance(other, PageTokenizer) and other.lang == self.lang
 
-    def __call__(self, value, positions=False, chars=False, keeporiginal=False, removestops=True,
-                 start_pos=0, start_char=0, tokenize=True, mode="", **kwargs):
+    def __call__(
+        self,
+        value,
+        positions=False,
+        chars=False,
+        keeporiginal=False,
+        removestops=True,
+        start_pos=0,
+        start_char=0,
+        tokenize=True,
+        mode="",
+        **kwargs,
+    ):
         parts, lang = _parts_of(value)
         lang = lang or self.lang
         token = Token(positions, chars, removestops=removestops, mode=mode, **kwargs)

@@ -74,9 +74,7 @@ def serve(inbox: BinaryIO, outbox: BinaryIO) -> None:
     command, root, paths, cache_dir, spec = message
     assert command == "read"
     reader = DialectReader.from_spec(spec) if spec is not None else PLAIN_READER
-    cached = (
-        page_cache.read_infos(Path(cache_dir), wanted=set(paths), signature=reader.signature) if cache_dir else {}
-    )
+    cached = page_cache.read_infos(Path(cache_dir), wanted=set(paths), signature=reader.signature) if cache_dir else {}
     # The pages' texts wait for the statuses in an anonymous temporary file (unlinked at once:
     # nobody can swap it), not in memory: at 100,000 pages a helper held 770 MB.
     records = []

@@ -148,8 +148,9 @@ def _expansion(searcher, q: wq.Prefix) -> list[wq.Term]:
         if len(per_reader) > 256:
             per_reader.clear()
         field = searcher.schema[q.fieldname]
-        found = per_reader[key] = [wq.Term(q.fieldname, field.from_bytes(btext))
-                                   for btext in q._btexts(reader) if btext]
+        found = per_reader[key] = [
+            wq.Term(q.fieldname, field.from_bytes(btext)) for btext in q._btexts(reader) if btext
+        ]
     return found
 
 
@@ -421,8 +422,9 @@ def _denominators(subsearcher, reader, fieldname: str, scorer) -> list[float]:
         per_reader.clear()  # an older average length: not asked again
         k1, b, avgfl = scorer.K1, scorer.B, scorer.avgfl
         norm_b = 1 - b
-        found = per_reader[key] = [k1 * (norm_b + b * length / avgfl)
-                                   for length in field_lengths(subsearcher, fieldname)]
+        found = per_reader[key] = [
+            k1 * (norm_b + b * length / avgfl) for length in field_lengths(subsearcher, fieldname)
+        ]
     return found
 
 

@@ -112,8 +112,11 @@ class GroupedPostingPool:
         document (values: one per posting, or None for a field whose postings hold none),
         in index order."""
         for fieldname in sorted(self.fieldnames):
-            streams = [stream for stream in (self._own_terms(fieldname), *(s.terms(fieldname) for s in self.sources))
-                       if stream is not None]
+            streams = [
+                stream
+                for stream in (self._own_terms(fieldname), *(s.terms(fieldname) for s in self.sources))
+                if stream is not None
+            ]
             if len(streams) == 1:
                 for btext, ids, weights, values in streams[0]:
                     yield (fieldname, btext), ids, weights, values
@@ -481,7 +484,9 @@ class TermTable:
             data = dumps((deltas, mini_weights, mini_values), 2)
             if compression:
                 data = zlib.compress(data, compression)
-            info = dumps((len(block_ids), block_ids[-1], top, compression, length_to_byte(low), length_to_byte(high)), 2)
+            info = dumps(
+                (len(block_ids), block_ids[-1], top, compression, length_to_byte(low), length_to_byte(high)), 2
+            )
             size = len(info) + len(data)
             pfile.write(_INT.pack(-size if end == total else size) + info + data)
             term_weight += sum(block_weights)
@@ -492,8 +497,14 @@ class TermTable:
             term_max = max(term_max, high)
             term_top = max(term_top, top)
         header = _TERMINFO.pack(
-            0, term_weight, total, 0 if term_min is None else length_to_byte(term_min), length_to_byte(term_max),
-            term_top, ids[0], ids[-1],
+            0,
+            term_weight,
+            total,
+            0 if term_min is None else length_to_byte(term_min),
+            length_to_byte(term_max),
+            term_top,
+            ids[0],
+            ids[-1],
         )
         self.add(btext, header + pack_long(start_offset) + pack_int(pfile.tell() - start_offset))
 
@@ -505,8 +516,14 @@ class TermTable:
         weights = tuple(array("f", weights))
         sizes = [lengths[d] for d in ids if lengths[d]] if lengths is not None else []
         header = _TERMINFO.pack(
-            1, sum(weights), len(ids), length_to_byte(min(sizes)) if sizes else 0,
-            length_to_byte(max(sizes) if sizes else 0), max(weights), ids[0], ids[-1],
+            1,
+            sum(weights),
+            len(ids),
+            length_to_byte(min(sizes)) if sizes else 0,
+            length_to_byte(max(sizes) if sizes else 0),
+            max(weights),
+            ids[0],
+            ids[-1],
         )
         inlined = (tuple(ids), weights, tuple(values) if values is not None else (b"",) * len(ids))
         self.add(btext, header + dumps(inlined, 2))

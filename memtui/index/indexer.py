@@ -226,8 +226,9 @@ class IndexGeneration:
         writes page after page, each step had joined a dozen one-page segments into the same
         quarter-megabyte one, writing it again and again (72 ms a step at 100,000 pages)."""
         threshold = self.small_threshold()
-        small = sorted((segment for segment in self.ix._segments() if segment.doc_count_all() < threshold),
-                       key=self._segment_bytes)
+        small = sorted(
+            (segment for segment in self.ix._segments() if segment.doc_count_all() < threshold), key=self._segment_bytes
+        )
         chosen, total = [], 0
         for segment in small:
             size = self._segment_bytes(segment)
@@ -509,9 +510,7 @@ def read_all(
     """
     docs: list[PageDoc] = []
     total = len(entries)
-    cached = (
-        page_cache.read_infos(page_cache_dir, signature=reader.signature) if page_cache_dir is not None else {}
-    )
+    cached = page_cache.read_infos(page_cache_dir, signature=reader.signature) if page_cache_dir is not None else {}
     for number, entry in enumerate(entries, start=1):
         known = page_cache.info_if_unchanged(cached.get(entry.path), entry.path, entry.size, entry.mtime_ns)
         if known is not None and not side_matches(known, entry.side):

@@ -147,8 +147,9 @@ class BuildFailed(Exception):
     pass
 
 
-def _await(workers: list[_Worker], kind: str, done: list[int], total: int, phase: str,
-           progress: Progress | None) -> list:
+def _await(
+    workers: list[_Worker], kind: str, done: list[int], total: int, phase: str, progress: Progress | None
+) -> list:
     """Wait for one ``kind`` message from every worker, passing progress along."""
     answers: list = [None] * len(workers)
     pending = set(range(len(workers)))

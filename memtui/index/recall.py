@@ -29,6 +29,7 @@ GOLDEN_FILE = "golden.yaml"
 DEFAULT_K = 5
 MAX_GOLDEN_BYTES = 1024 * 1024
 
+
 @dataclass(slots=True)
 class GoldenQuestion:
     question: str
@@ -57,8 +58,13 @@ class QuestionResult:
         return sum(1 for rank in self.ranks.values() if rank is not None) / len(self.expect)
 
     def to_json(self) -> dict:
-        return {"question": self.question, "expect": self.expect, "ranks": self.ranks, "top": self.top,
-                "recall": round(self.recall, 4)}
+        return {
+            "question": self.question,
+            "expect": self.expect,
+            "ranks": self.ranks,
+            "top": self.top,
+            "recall": round(self.recall, 4),
+        }
 
 
 @dataclass(slots=True)
@@ -137,8 +143,6 @@ def run_recall(
         ranks: dict[str, int | None] = {}
         for expected in item.expect:
             wanted = expected.strip().removeprefix("./")
-            ranks[expected] = next(
-                (n for n, hit in enumerate(hits, start=1) if wanted in (hit.path, hit.id)), None
-            )
+            ranks[expected] = next((n for n, hit in enumerate(hits, start=1) if wanted in (hit.path, hit.id)), None)
         result.questions.append(QuestionResult(item.question, item.expect, ranks, [h.path for h in hits]))
     return result

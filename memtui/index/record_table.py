@@ -52,8 +52,13 @@ Loader = Callable[[Iterable[str] | None], dict[str, PageRecord]]
 class RecordTable(MutableMapping):
     """``path -> PageRecord`` of a generation; see the module docstring."""
 
-    def __init__(self, full: dict[str, PageRecord] | None = None, stubs: dict[str, Stamp] | None = None,
-                 loader: Loader | None = None, refs: dict[str, tuple[str, ...]] | None = None) -> None:
+    def __init__(
+        self,
+        full: dict[str, PageRecord] | None = None,
+        stubs: dict[str, Stamp] | None = None,
+        loader: Loader | None = None,
+        refs: dict[str, tuple[str, ...]] | None = None,
+    ) -> None:
         self._full: dict[str, PageRecord] = dict(full or {})
         self._stubs: dict[str, Stamp] = dict(stubs or {})  # pages not read yet: their stamps
         self._refs: dict[str, tuple[str, ...]] = dict(refs or {})  # of the stubs that have references
@@ -145,8 +150,11 @@ class RecordTable(MutableMapping):
                 continue
             known += 1
             # A page read without a sidecar (``side`` None) is unchanged whatever is beside it.
-            if stamp[0] != entry.size or stamp[1] != entry.mtime_ns \
-                    or (stamp[2] is not None and not sidecar_unchanged(stamp[2], entry.side)):
+            if (
+                stamp[0] != entry.size
+                or stamp[1] != entry.mtime_ns
+                or (stamp[2] is not None and not sidecar_unchanged(stamp[2], entry.side))
+            ):
                 differ.append(path)
         if known == len(self):
             return differ, []  # every indexed page is still there (scan paths are distinct)
@@ -231,8 +239,13 @@ def read_snapshot(gen_dir: Path, toc: int | None) -> tuple[dict[str, Stamp], dic
     if not isinstance(data, dict) or data.get("format") != SNAPSHOT_FORMAT or toc is None or data.get("toc") != toc:
         return None
     paths, sizes, mtimes, sides, refs = (data.get(k) for k in ("paths", "sizes", "mtimes", "sides", "refs"))
-    if not (isinstance(paths, list) and isinstance(sizes, list) and isinstance(mtimes, list)
-            and isinstance(sides, list) and isinstance(refs, dict)):
+    if not (
+        isinstance(paths, list)
+        and isinstance(sizes, list)
+        and isinstance(mtimes, list)
+        and isinstance(sides, list)
+        and isinstance(refs, dict)
+    ):
         return None
     if not len(paths) == len(sizes) == len(mtimes) == len(sides):
         return None

@@ -76,8 +76,22 @@ HISTORY_KEYS = (
 )
 # Of those, the ones whose change can change some page's status.
 STATUS_KEYS = (
-    "id", "uuid", "title", "subject", "kind", "valid_from", "valid_to", "created", "supersedes",
-    "status", "lifecycle", "decision_status", "memory_status", "superseded_by", "aliases", "alias",
+    "id",
+    "uuid",
+    "title",
+    "subject",
+    "kind",
+    "valid_from",
+    "valid_to",
+    "created",
+    "supersedes",
+    "status",
+    "lifecycle",
+    "decision_status",
+    "memory_status",
+    "superseded_by",
+    "aliases",
+    "alias",
 )
 # What a dialect's reading (``PageInfo.norm``) a record keeps: what History, resolve() and trust read.
 NORM_KEYS = HISTORY_KEYS + ("ids", "tainted", "role")
@@ -124,16 +138,29 @@ class PageRecord:
     def from_stored(cls, path: str, stored: Any) -> PageRecord | None:
         """Rebuild a record from the index; ``None`` if it is not one this version wrote."""
         try:
-            (size, mtime_ns, sha, meta, heading, title, trust, tags, status, successors,
-             norm, dialect, side) = stored
+            (size, mtime_ns, sha, meta, heading, title, trust, tags, status, successors, norm, dialect, side) = stored
             if not (isinstance(size, int) and isinstance(mtime_ns, int) and isinstance(sha, str)):
                 return None
             if not isinstance(meta, dict) or not isinstance(tags, dict) or not isinstance(norm, dict):
                 return None
             if side is not None and not isinstance(side, list):
                 return None
-            return cls(path, size, mtime_ns, sha, meta, heading, str(title), str(trust), tags, str(status),
-                       tuple(successors), norm, str(dialect), side)
+            return cls(
+                path,
+                size,
+                mtime_ns,
+                sha,
+                meta,
+                heading,
+                str(title),
+                str(trust),
+                tags,
+                str(status),
+                tuple(successors),
+                norm,
+                str(dialect),
+                side,
+            )
         except (TypeError, ValueError):
             return None
 
@@ -258,8 +285,14 @@ class PageDoc:
         """Everything but the record, as plain values (``marshal``): a build helper keeps its
         pages' texts in a temporary file, not in memory, until the statuses come back."""
         s = self.search
-        return (self.summary, self.body, list(self.tags), (s.aliases, s.tags, s.description, s.name, s.lang),
-                self.lang, list(self.inline_tags))
+        return (
+            self.summary,
+            self.body,
+            list(self.tags),
+            (s.aliases, s.tags, s.description, s.name, s.lang),
+            self.lang,
+            list(self.inline_tags),
+        )
 
     @classmethod
     def from_text_parts(cls, record: PageRecord, parts: tuple) -> PageDoc:
@@ -425,7 +458,9 @@ def too_large_doc(path: str, abspath: str, size: int, mtime_ns: int) -> PageDoc:
     if info.problems and info.problems[0][0] == "binary-file":
         return PageDoc(record_of(info), "", "", [])
     text = large_page_text(abspath)
-    return PageDoc(record_of(info), "", text or "", [], lang=detect_language(text[:DETECT_CHARS], None, path) if text else "")
+    return PageDoc(
+        record_of(info), "", text or "", [], lang=detect_language(text[:DETECT_CHARS], None, path) if text else ""
+    )
 
 
 def large_page_text(abspath: str) -> str | None:

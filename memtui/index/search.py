@@ -274,8 +274,9 @@ class QueryBuilder:
                 terms.update(p.term for p in primary)
                 if primary:
                     variants.append(_sequence(self.fieldname, [p.term for p in primary]))
-                    sequences.append((tuple(p.term for p in primary),
-                                      tuple(_key(chunk[p.start : p.end], p.term) for p in primary)))
+                    sequences.append(
+                        (tuple(p.term for p in primary), tuple(_key(chunk[p.start : p.end], p.term) for p in primary))
+                    )
             return [Unit(_any(variants, boost), frozenset(terms), _phrase(self.fieldname, sequences))]
         terms = {p.term for pieces in by_lang.values() for p in pieces if p.primary}
         return [Unit(_any([wq.Term(self.fieldname, t) for t in sorted(terms)], boost), frozenset(terms))]
@@ -328,14 +329,16 @@ class QueryBuilder:
         if termclass is wq.Prefix:
             literal = normalize(text).casefold()
             if len(literal) < MIN_TEXT_PREFIX:
-                raise QueryError(f"the pattern {text}* is too short",
-                                 f"put at least {MIN_TEXT_PREFIX} letters before the wildcard")
+                raise QueryError(
+                    f"the pattern {text}* is too short", f"put at least {MIN_TEXT_PREFIX} letters before the wildcard"
+                )
             return wq.Prefix(self.fieldname, prefix_of(text, self.langs), boost=boost)
         folded = fold_accents(normalize(text).casefold())
         literal = re.split(r"[*?]", folded, maxsplit=1)[0]
         if len(literal) < MIN_TEXT_PREFIX:
-            raise QueryError(f"the pattern {text} is too short",
-                             f"put at least {MIN_TEXT_PREFIX} letters before the wildcard")
+            raise QueryError(
+                f"the pattern {text} is too short", f"put at least {MIN_TEXT_PREFIX} letters before the wildcard"
+            )
         return wq.Wildcard(self.fieldname, folded, boost=boost)
 
 
@@ -624,7 +627,9 @@ def _assemble(text, units: list[Unit], conditions: list[wq.Query], runs: list[st
                 if isinstance(leaf, wq.Prefix):
                     pattern += "*"
                 result.source_tags.update(
-                    tag for tag in TAG_VALUES if (fnmatch.fnmatchcase(tag, pattern) if pattern else tag == leaf.text.lower())
+                    tag
+                    for tag in TAG_VALUES
+                    if (fnmatch.fnmatchcase(tag, pattern) if pattern else tag == leaf.text.lower())
                 )
     for leaf in _leaves(full):
         name = getattr(leaf, "fieldname", None)
@@ -759,7 +764,9 @@ def _collect(searcher, query: wq.Query, wanted: int, deadline: float, *, bulk: b
     postings a block at a time where the query allows it (``memtui.index.bulk``)."""
     if bulk:
         try:
-            return [_Hit(searcher, docnum, score) for score, docnum in top_docs(searcher, query, wanted, deadline)], False
+            return [
+                _Hit(searcher, docnum, score) for score, docnum in top_docs(searcher, query, wanted, deadline)
+            ], False
         except BulkUnsupported:
             pass  # Whoosh's matchers below
         except BulkOutOfTime:
@@ -816,7 +823,8 @@ class CandidateText:
         character that NFKC turns into (or joins into) a CJK one."""
         parts = self.texts("text")
         return any(run in part for part in parts) or any(
-            run in normalize(part) for part in parts if _BECOMES_CJK_RE.search(part))
+            run in normalize(part) for part in parts if _BECOMES_CJK_RE.search(part)
+        )
 
     def holds(self, phrase: Phrase) -> bool:
         if phrase.fieldname == "text":
@@ -834,7 +842,8 @@ class CandidateText:
 _BECOMES_CJK_RE = re.compile(
     "[\u1100-\u11ff\u2e80-\u2fdf\u3038-\u303a\u3099-\u309f\u30ff\u3130-\u319f\u3200-\u33ff"
     "\ua960-\ua97f\ud7b0-\ud7ff\uf900-\ufaff\ufe30-\ufe4f\uff61-\uffdc"
-    "\U0001f200-\U0001f2ff\U0002f800-\U0002fa1f]")
+    "\U0001f200-\U0001f2ff\U0002f800-\U0002fa1f]"
+)
 
 
 PHRASE_GAP = 64  # characters allowed between two words of a phrase (the rest of a word, stop words)
@@ -846,7 +855,7 @@ def _phrase_finder(keys: tuple[str, ...]) -> re.Pattern:
     """Places in folded text where the words of a phrase may follow one another: each
     word's key, then at most ``PHRASE_GAP`` characters before the next. A place found is
     then analysed as the index analyses text."""
-    gap = r"\w*.{0,%d}?" % PHRASE_GAP
+    gap = r"\w*.{0," + str(PHRASE_GAP) + "}?"
     return re.compile(gap.join(re.escape(key) for key in keys), re.DOTALL)
 
 
@@ -872,8 +881,10 @@ def _part_holds(part: str, phrase: Phrase, lang: str) -> bool:
             for position, _, _, piece in pieces:
                 if piece.primary:
                     positions.setdefault(piece.term, set()).add(position)
-            if any(all(begin + step in positions.get(word, ()) for step, word in enumerate(words[1:], start=1))
-                   for begin in positions.get(words[0], ())):
+            if any(
+                all(begin + step in positions.get(word, ()) for step, word in enumerate(words[1:], start=1))
+                for begin in positions.get(words[0], ())
+            ):
                 return True
     return False
 
@@ -912,8 +923,14 @@ def phrase_body(root: Path, path: str) -> str | None:
     return text[fm.body_offset :] if fm.present and fm.closed else text
 
 
-def _check_phrases(root: Path, parsed: ParsedQuery, found: list[Candidate], texts: dict[str, CandidateText],
-                   deadline: float, wanted: int) -> tuple[list[Candidate], int]:
+def _check_phrases(
+    root: Path,
+    parsed: ParsedQuery,
+    found: list[Candidate],
+    texts: dict[str, CandidateText],
+    deadline: float,
+    wanted: int,
+) -> tuple[list[Candidate], int]:
     """The candidates of one pass that still match once the query's phrases are checked on
     their text (best score first, until ``deadline``), and how many were left unchecked.
 
@@ -951,8 +968,9 @@ def _check_phrases(root: Path, parsed: ParsedQuery, found: list[Candidate], text
     return kept, unchecked
 
 
-def _rank_runs(root: Path, parsed: ParsedQuery, candidates: list[Candidate], texts: dict[str, CandidateText],
-               limit: int) -> None:
+def _rank_runs(
+    root: Path, parsed: ParsedQuery, candidates: list[Candidate], texts: dict[str, CandidateText], limit: int
+) -> None:
     """Raise the candidates holding a query's CJK words as written (each run's bigrams next
     to each other), read from their text.
 
@@ -1153,8 +1171,11 @@ def _best_line(body: str, parsed: ParsedQuery, lang: str = "") -> int | None:
     for start, _, term in _hits(body, parsed, lang):
         terms_by_line.setdefault(body.rfind("\n", 0, start) + 1, set()).add(term)
     if parsed.source_tags:
-        tagged = {body.rfind("\n", 0, m.start()) + 1 for m in TAG_RE.finditer(body)
-                  if m.group(1).lower() in parsed.source_tags}
+        tagged = {
+            body.rfind("\n", 0, m.start()) + 1
+            for m in TAG_RE.finditer(body)
+            if m.group(1).lower() in parsed.source_tags
+        }
         lines = {start: terms_by_line.get(start, set()) for start in sorted(tagged)}
         floor = -1.0  # a tagged line is a snippet even without a query word
     else:

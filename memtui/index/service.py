@@ -147,8 +147,8 @@ class IndexService:
         # How pages are read: the field's dialects (detected on open() when not given), as the field reads them.
         self.reader: PageReader | None = reader
         self.readonly_field = readonly_field
-        self.location = Path(index_dir) if index_dir else default_index_dir(
-            self.root, readonly=readonly_field, source=source
+        self.location = (
+            Path(index_dir) if index_dir else default_index_dir(self.root, readonly=readonly_field, source=source)
         )
         self.golden_path = Path(golden) if golden else self.root / GOLDEN_FILE
         # The field's page cache: pages it has read are not parsed again by a build.
@@ -307,19 +307,24 @@ class IndexService:
             helper.opened.wait(60)
             error = helper.rebuild(progress)
             if error is None:
-                raise IndexUnavailableError("the index writer process stopped before the rebuild was done",
-                                            "this memtui takes the index over in a moment: rebuild again then")
+                raise IndexUnavailableError(
+                    "the index writer process stopped before the rebuild was done",
+                    "this memtui takes the index over in a moment: rebuild again then",
+                )
             if error:
                 raise IndexUnavailableError(f"the rebuild failed: {error}", "see the status bar")
             with contextlib.suppress(UntrustedIndex):
                 self._open_reader_once()
-            return OpenReport(location=str(self.location), rebuilt=True, rebuild_reason="rebuild requested",
-                              generation=self._reader_gen.name if self._reader_gen else None, pages=self._pages,
-                              seconds=time.perf_counter() - started)
-        if not self._writer:
-            raise IndexUnavailableError(
-                "another memtui is updating this index", "close it, or rebuild from that one"
+            return OpenReport(
+                location=str(self.location),
+                rebuilt=True,
+                rebuild_reason="rebuild requested",
+                generation=self._reader_gen.name if self._reader_gen else None,
+                pages=self._pages,
+                seconds=time.perf_counter() - started,
             )
+        if not self._writer:
+            raise IndexUnavailableError("another memtui is updating this index", "close it, or rebuild from that one")
         report = OpenReport(location=str(self.location))
         started = time.perf_counter()
         if self._thread is not None:
@@ -481,8 +486,9 @@ class IndexService:
         return run_recall(golden, lambda q, n: self.search(q, limit=n, plain=True), k=k)
 
     # ================================================================== opening
-    def _open_writer(self, report: OpenReport, progress: Progress | None, *, rebuild: bool,
-                     scanned: ScanResult | None = None) -> None:
+    def _open_writer(
+        self, report: OpenReport, progress: Progress | None, *, rebuild: bool, scanned: ScanResult | None = None
+    ) -> None:
         gen_dir = self._store.current()
         reason = ""
         recipe_changed = False
@@ -504,7 +510,9 @@ class IndexService:
             except UntrustedIndex as exc:
                 reason = str(exc)
         if reason:
-            self._rebuild(report, progress, reason=reason, gate=recipe_changed, old_dir=gen_dir if recipe_changed else None)
+            self._rebuild(
+                report, progress, reason=reason, gate=recipe_changed, old_dir=gen_dir if recipe_changed else None
+            )
             return
         gen = self._gen
         assert gen is not None
@@ -557,9 +565,7 @@ class IndexService:
             if gen is None:
                 if progress is not None:
                     progress(0, len(entries), "reading")
-                docs = read_all(
-                    self.root, entries, progress, page_cache_dir=self.page_cache_dir, reader=self.reader
-                )
+                docs = read_all(self.root, entries, progress, page_cache_dir=self.page_cache_dir, reader=self.reader)
                 assign_statuses(self.root, docs, self.reader)
                 gen = IndexGeneration.create(new_dir)
                 gen.build(docs, len(docs), progress)
@@ -606,7 +612,6 @@ class IndexService:
         if progress is not None:
             progress(0, len(golden.questions), "checking golden.yaml")
         with gen.ix.searcher(weighting=WEIGHTING) as searcher:
-
             langs = index_languages(searcher)
 
             def search(question: str, k: int) -> list:
@@ -666,7 +671,11 @@ class IndexService:
         if manifest.toc is None:
             raise UntrustedIndex("the index manifest names no table of contents")
         try:
-            ix = PinnedIndex(gen_dir, manifest.toc, schema=build_schema() if manifest.recipe.get("schema") == RECIPE["schema"] else None)
+            ix = PinnedIndex(
+                gen_dir,
+                manifest.toc,
+                schema=build_schema() if manifest.recipe.get("schema") == RECIPE["schema"] else None,
+            )
         except Exception as exc:  # noqa: BLE001 - the writer removed that commit's files just now: try again
             raise UntrustedIndex(f"the index does not open: {exc}") from None
         if not (reuse and gen_dir == self._reader_gen and self._refresh_reader(ix)):
@@ -716,9 +725,13 @@ class IndexService:
             return self._searcher
         # Read-only: follow the writer's commits and swaps once their manifest vouches for them;
         # until a new one opens, keep searching the one already open.
-        if not self._frozen and self._reader_gen is not None and (
-            self._store.pointer_stamp() != self._reader_stamp
-            or _file_stamp(self._reader_gen / MANIFEST_FILE) != self._reader_manifest_stamp
+        if (
+            not self._frozen
+            and self._reader_gen is not None
+            and (
+                self._store.pointer_stamp() != self._reader_stamp
+                or _file_stamp(self._reader_gen / MANIFEST_FILE) != self._reader_manifest_stamp
+            )
         ):
             with contextlib.suppress(UntrustedIndex):  # state changes only once the new one opened
                 self._open_reader_once(reuse=True)
@@ -848,8 +861,13 @@ class IndexService:
         """A large field: let a helper process write the index (``writer_helper.py``); this service
         then searches what it commits, as a second memtui does, and takes the role back if it stops."""
         gen = self._gen
-        if (not self._writer_helper_allowed or not self._writer or self._frozen or gen is None
-                or len(gen.records) < WRITER_HELPER_MIN_PAGES):
+        if (
+            not self._writer_helper_allowed
+            or not self._writer
+            or self._frozen
+            or gen is None
+            or len(gen.records) < WRITER_HELPER_MIN_PAGES
+        ):
             return False
         self._save_snapshot()  # the helper's open reads the page stamps from it
         try:
@@ -1173,8 +1191,14 @@ def _file_stamp(path: Path) -> tuple[int, int] | None:
 class _MergeBeside:
     """A full merge under way in a copy of the generation, and what changed since the copy."""
 
-    def __init__(self, optimize: BackgroundOptimize, gen_dir: Path, records: dict, status_day: str,
-                 references: list[tuple[str, str]] | None) -> None:
+    def __init__(
+        self,
+        optimize: BackgroundOptimize,
+        gen_dir: Path,
+        records: dict,
+        status_day: str,
+        references: list[tuple[str, str]] | None,
+    ) -> None:
         self.optimize = optimize
         self.dir = gen_dir
         self.records = records  # the generation's records when it was copied

@@ -306,7 +306,9 @@ def restamp(gen_dir: Path, manifest: Manifest, rehashed: dict[str, list]) -> Man
     file changed after the check has moved its ctime again and is hashed next time.
     """
     files = {**manifest.files, **rehashed}
-    updated = Manifest(manifest.recipe, manifest.generation, files, manifest.status_day, manifest.pages, manifest.written)
+    updated = Manifest(
+        manifest.recipe, manifest.generation, files, manifest.status_day, manifest.pages, manifest.written
+    )
     _sign_into(gen_dir, updated)
     return updated
 

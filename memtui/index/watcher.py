@@ -145,7 +145,9 @@ class Debouncer:
                 # Take along what happened together with them, even if its own wait is not over.
                 latest = max(self._pending[rel].last for rel in due)
                 taken = set(due)
-                due += [rel for rel, item in self._pending.items() if rel not in taken and abs(item.last - latest) <= GRACE]
+                due += [
+                    rel for rel, item in self._pending.items() if rel not in taken and abs(item.last - latest) <= GRACE
+                ]
             return [(rel, self._pending.pop(rel).is_dir) for rel in due]
 
     def next_due(self) -> float | None:

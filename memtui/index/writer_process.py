@@ -48,8 +48,9 @@ def serve(inbox: BinaryIO, outbox: BinaryIO) -> None:
     command, root, index_dir, spec, golden = receive(inbox)
     assert command == "open"
     reader = DialectReader.from_spec(spec) if spec is not None else PLAIN_READER
-    service = IndexService(Path(root), index_dir=Path(index_dir), golden=Path(golden), reader=reader,
-                           writer_helper=False)
+    service = IndexService(
+        Path(root), index_dir=Path(index_dir), golden=Path(golden), reader=reader, writer_helper=False
+    )
     service.open()
     if service.read_only:  # another memtui took the lock meanwhile: the app follows that one
         say(("opened", False, service.state.indexed_pages, service.state.message))

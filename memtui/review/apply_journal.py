@@ -222,7 +222,9 @@ def _check(root: Path, writes: list[PageWrite]) -> dict[str, str]:
         now = _disk_hash(root, write.path)
         if now != write.before:
             raise StaleWriteError(
-                f"{write.path} changed on disk since the change was prepared" if now else f"{write.path} no longer exists",
+                f"{write.path} changed on disk since the change was prepared"
+                if now
+                else f"{write.path} no longer exists",
                 "look at it again before applying",
                 current_hash=now,
             )

@@ -128,9 +128,7 @@ def _notes(old: bytes | None, new: bytes | None) -> list[str]:
         return b"\r\n" in data
 
     if crlf(old) != crlf(new):
-        notes.append(
-            "line endings change from " + ("CRLF to LF" if crlf(old) else "LF to CRLF")
-        )
+        notes.append("line endings change from " + ("CRLF to LF" if crlf(old) else "LF to CRLF"))
     if old.startswith(b"\xef\xbb\xbf") != new.startswith(b"\xef\xbb\xbf"):
         notes.append("a byte order mark is " + ("removed" if old.startswith(b"\xef\xbb\xbf") else "added"))
     if old.endswith(b"\n") != new.endswith(b"\n") and old and new:
@@ -230,9 +228,7 @@ def page_diff(path: str, old: bytes | None, new: bytes | None, *, context: int |
                         SideRow(REPLACE, left + 1, a[left], right + 1, b[right], old_spans, new_spans)
                     )
                 elif left is not None:
-                    result.side_by_side.append(
-                        SideRow(DELETE, left + 1, a[left], None, None, ((0, len(a[left])),), ())
-                    )
+                    result.side_by_side.append(SideRow(DELETE, left + 1, a[left], None, None, ((0, len(a[left])),), ()))
                 elif right is not None:
                     result.side_by_side.append(
                         SideRow(INSERT, None, None, right + 1, b[right], (), ((0, len(b[right])),))

@@ -86,9 +86,7 @@ RULES: tuple[Rule, ...] = (
         "an always/never order addressed to the reader",
         _rx(
             r"(?:^|[.!?:;]\s+|^\s*(?:[-*+]|\d+[.)])\s+|\*\*)(?:always|never)\s+(?:" + _VERBS + r")\b"
-            r"|\b(?:you|agents?|assistants?|AI|LLMs?|models?)\b[^.\n]{0,30}\b(?:always|never)\s+(?:"
-            + _VERBS
-            + r")\b"
+            r"|\b(?:you|agents?|assistants?|AI|LLMs?|models?)\b[^.\n]{0,30}\b(?:always|never)\s+(?:" + _VERBS + r")\b"
         ),
     ),
     Rule(
@@ -157,11 +155,56 @@ _RULES_BY_ID = {rule.id: rule for rule in RULES}
 # line; lines without any skip the rules (most prose lines have none). The test
 # suite checks that the result is the same with and without this shortcut.
 _TRIGGERS = (
-    "ignore", "forget", "override", "bypass", "disregard", "ai", "llm", "agent", "assistant", "model", "bot",
-    "you", "always", "never", "not", "n't", "dont", "without", "curl", "wget", "fetch", "iwr", "invoke", "-c",
-    "base64", "rm ", "rm\t", "powershell", "chmod", "tool", "function", "argument", "im_start", "inst]", "system",
-    "developer", "memor", "identity", "remember", "http", "ftp:", "file:", "javascript:", "data:", "[@",
-    "[link=", "[/", "[blink", "[reverse", "[on",
+    "ignore",
+    "forget",
+    "override",
+    "bypass",
+    "disregard",
+    "ai",
+    "llm",
+    "agent",
+    "assistant",
+    "model",
+    "bot",
+    "you",
+    "always",
+    "never",
+    "not",
+    "n't",
+    "dont",
+    "without",
+    "curl",
+    "wget",
+    "fetch",
+    "iwr",
+    "invoke",
+    "-c",
+    "base64",
+    "rm ",
+    "rm\t",
+    "powershell",
+    "chmod",
+    "tool",
+    "function",
+    "argument",
+    "im_start",
+    "inst]",
+    "system",
+    "developer",
+    "memor",
+    "identity",
+    "remember",
+    "http",
+    "ftp:",
+    "file:",
+    "javascript:",
+    "data:",
+    "[@",
+    "[link=",
+    "[/",
+    "[blink",
+    "[reverse",
+    "[on",
 )
 
 
@@ -245,8 +288,14 @@ def find_instructions(text: str, *, fast: bool = True) -> list[Flag]:
         severity, reason = EXTRA_RULES["hidden-chars"]
         line = lines[hazard.line - 1] if hazard.line - 1 < len(lines) else ""
         flags.append(
-            Flag(hazard.line, hazard.column, "hidden-chars", severity, f"{reason}: {hazard.kind} {hazard.label}",
-                 _excerpt(line, hazard.column - 1, hazard.column))
+            Flag(
+                hazard.line,
+                hazard.column,
+                "hidden-chars",
+                severity,
+                f"{reason}: {hazard.kind} {hazard.label}",
+                _excerpt(line, hazard.column - 1, hazard.column),
+            )
         )
     flags.sort(key=lambda f: (f.line, f.column, f.rule))
     return flags

@@ -80,7 +80,7 @@ REVIEWER_ENV = "MEMTUI_REVIEWER"
 
 def now_iso() -> str:
     """The current UTC time as ``YYYY-MM-DDTHH:MM:SSZ``."""
-    return _dt.datetime.now(_dt.timezone.utc).replace(microsecond=0).strftime("%Y-%m-%dT%H:%M:%SZ")
+    return _dt.datetime.now(_dt.UTC).replace(microsecond=0).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
 def ledger_path(root: Path) -> Path:
@@ -408,13 +408,13 @@ class DecisionRecord:
         return {"decision": self.entry.to_json(), "undone_by": self.undone_by.to_json() if self.undone_by else None}
 
 
-def decision_records(entries: list[LedgerEntry], actions: tuple[str, ...] = UNDOABLE_ACTIONS + (PROPOSAL_REVERT,)) -> list[DecisionRecord]:
+def decision_records(
+    entries: list[LedgerEntry], actions: tuple[str, ...] = UNDOABLE_ACTIONS + (PROPOSAL_REVERT,)
+) -> list[DecisionRecord]:
     """Every decision of ``actions``, newest first, each with the undo that cancelled it (if any)."""
     _kept, undone = _replay(entries)
     records = [
-        DecisionRecord(entry, undone.get(index))
-        for index, entry in enumerate(entries)
-        if entry.action in actions
+        DecisionRecord(entry, undone.get(index)) for index, entry in enumerate(entries) if entry.action in actions
     ]
     records.reverse()
     return records

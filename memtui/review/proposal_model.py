@@ -40,10 +40,7 @@ _SHA256_RE = re.compile(r"[0-9a-f]{64}")
 def id_problem(proposal_id: str) -> str | None:
     """Why a proposal id is unusable (it names a folder, a branch and a journal), or None."""
     if not _ID_RE.fullmatch(proposal_id) or ".." in proposal_id or proposal_id.endswith((".lock", ".")):
-        return (
-            f"proposal id {proposal_id!r} is not a plain name "
-            "(letters, digits, '.', '_', '-'; no '/', no '..')"
-        )
+        return f"proposal id {proposal_id!r} is not a plain name (letters, digits, '.', '_', '-'; no '/', no '..')"
     return None
 
 

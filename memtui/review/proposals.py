@@ -110,9 +110,7 @@ def get_proposal(root: Path, proposal_id: str) -> Proposal:
     for proposal in load_proposals(root).proposals:
         if proposal.id == proposal_id:
             return proposal
-    raise ProposalNotFoundError(
-        f"no proposal {proposal_id!r}", "list them with: memtui proposals list FIELD --all"
-    )
+    raise ProposalNotFoundError(f"no proposal {proposal_id!r}", "list them with: memtui proposals list FIELD --all")
 
 
 # --------------------------------------------------------------------------- checks on the result
@@ -288,9 +286,7 @@ class QueueEntry:
             "state": self.state,
             "flags": list(self.flags),
             "conflicts_with": list(self.conflicts_with),
-            "pages": [
-                {"path": c.path, "action": c.action, "stale": c.stale, "problem": c.problem} for c in p.changes
-            ],
+            "pages": [{"path": c.path, "action": c.action, "stale": c.stale, "problem": c.problem} for c in p.changes],
             "validation": self.validation.to_json(),
             "decision": self.decision.to_json() if self.decision else None,
         }
@@ -325,7 +321,7 @@ def _age_days(created: str | None, now: _dt.datetime) -> float | None:
         except ValueError:
             return None
     if stamp.tzinfo is None:
-        stamp = stamp.replace(tzinfo=_dt.timezone.utc)
+        stamp = stamp.replace(tzinfo=_dt.UTC)
     return max((now - stamp).total_seconds() / 86400.0, 0.0)
 
 
@@ -346,7 +342,7 @@ def proposal_queue(
     per row later.
     """
     root = Path(root)
-    now = now or _dt.datetime.now(_dt.timezone.utc)
+    now = now or _dt.datetime.now(_dt.UTC)
     loaded = load_proposals(root)
     read = ledger.read(root)
     decisions = ledger.proposal_decisions(read.entries)
@@ -758,8 +754,14 @@ def plan_revert(root: Path, proposal_id: str, *, context: int | None = 3) -> Rev
             lost = page_diff(path, approved_bytes, disk, context=context)
         pages.append(
             RevertPage(
-                path, after, current, before, restore, available,
-                page_diff(path, disk, restore if before else None, context=context), lost,
+                path,
+                after,
+                current,
+                before,
+                restore,
+                available,
+                page_diff(path, disk, restore if before else None, context=context),
+                lost,
             )
         )
     return RevertPlan(proposal_id, decision, pages)
@@ -871,8 +873,35 @@ def stats(root: Path) -> Stats:
 
 
 __all__ = [
-    "READY", "STALE", "CONFLICTING", "INVALID", "Loaded", "Queue", "QueueEntry", "Validation", "Review",
-    "ThreeWay", "RevertPlan", "RevertPage", "Stats", "ProposalNotFoundError", "load_proposals", "get_proposal",
-    "proposal_queue", "review_proposal", "check_delta", "field_findings", "result_field", "find_version", "base_bytes",
-    "approve", "reject", "plan_revert", "revert", "restore_before_approval", "stats", "Proposal", "PageChange",
+    "READY",
+    "STALE",
+    "CONFLICTING",
+    "INVALID",
+    "Loaded",
+    "Queue",
+    "QueueEntry",
+    "Validation",
+    "Review",
+    "ThreeWay",
+    "RevertPlan",
+    "RevertPage",
+    "Stats",
+    "ProposalNotFoundError",
+    "load_proposals",
+    "get_proposal",
+    "proposal_queue",
+    "review_proposal",
+    "check_delta",
+    "field_findings",
+    "result_field",
+    "find_version",
+    "base_bytes",
+    "approve",
+    "reject",
+    "plan_revert",
+    "revert",
+    "restore_before_approval",
+    "stats",
+    "Proposal",
+    "PageChange",
 ]

@@ -210,7 +210,8 @@ def _read(root: Path, path: str) -> bytes | None:
         result = read_bytes(safe_write.resolve_in_field(Path(root), path, naming=False), max_bytes=MAX_PARSE_BYTES)
     except FileTooLarge as exc:
         raise MemtuiError(
-            f"{path} is {exc.size:,} bytes, too large to review", "memtui reads pages of at most 2 MB; look at it elsewhere"
+            f"{path} is {exc.size:,} bytes, too large to review",
+            "memtui reads pages of at most 2 MB; look at it elsewhere",
         ) from None
     except (OSError, MemtuiError):
         return None
@@ -436,7 +437,7 @@ def approve_pages(
         raise MemtuiError("no page to approve", "name pages, or a session with --session")
     apply_journal.recover_interrupted(root)
     who = ledger.reviewer_name(reviewer, root)
-    stamp = (now or _dt.datetime.now(_dt.timezone.utc)).astimezone(_dt.timezone.utc).replace(microsecond=0)
+    stamp = (now or _dt.datetime.now(_dt.UTC)).astimezone(_dt.UTC).replace(microsecond=0)
     keys = {"reviewed": True, "reviewed_by": who, "reviewed_at": stamp}
     plans: list[tuple[str, bytes, str | None, bytes]] = []
     targets: set[str] = set()
@@ -586,7 +587,18 @@ def reject_page(root: Path, path: str, expected_hash: str | None, *, reason: str
 
 
 __all__ = [
-    "QueueItem", "QueueGroup", "QuarantineQueue", "PageReview", "QuarantineDecision", "quarantine_queue",
-    "inspect_page", "destination_for", "approve_pages", "reject_pages", "approve_page", "reject_page",
-    "parse_bound", "REVIEW_KEYS",
+    "QueueItem",
+    "QueueGroup",
+    "QuarantineQueue",
+    "PageReview",
+    "QuarantineDecision",
+    "quarantine_queue",
+    "inspect_page",
+    "destination_for",
+    "approve_pages",
+    "reject_pages",
+    "approve_page",
+    "reject_page",
+    "parse_bound",
+    "REVIEW_KEYS",
 ]

@@ -202,6 +202,7 @@ def proposal_tag_changes(versions: list[tuple[str, bytes | None, bytes | None]])
         source = next((item for item in elsewhere if item[1].tag == claim.tag), elsewhere[0])
         left_old[claim.key].remove(source)
         if source[1].tag != claim.tag:
-            changes.append(TagChange(path, claim.line, source[1].line, source[1].tag, claim.tag, claim.text,
-                                     from_path=source[0]))
+            changes.append(
+                TagChange(path, claim.line, source[1].line, source[1].tag, claim.tag, claim.text, from_path=source[0])
+            )
     return sorted(changes, key=lambda c: (c.path, c.line))

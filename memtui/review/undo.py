@@ -265,7 +265,9 @@ def undo(
         )
     plan = plan_undo(root, decision)
     if plan.problems:
-        raise MemtuiError(f"cannot undo: {plan.problems[0]}", "put the page back by hand from .memtui/archive/ or .memtui/blobs/")
+        raise MemtuiError(
+            f"cannot undo: {plan.problems[0]}", "put the page back by hand from .memtui/archive/ or .memtui/blobs/"
+        )
     if plan.conflicts and not force:
         raise StaleWriteError(
             f"{', '.join(p.path for p in plan.conflicts)} changed since it was {VERB[decision.action]}",
@@ -291,7 +293,9 @@ def undo(
     writes = [
         apply_journal.PageWrite(page.path, page.current, page.data, archive_bucket="undone") for page in plan.pages
     ]
-    result = apply_journal.apply_atomically(root, writes, entry=entry, label=f"undo {decision.action} {decision.target}")
+    result = apply_journal.apply_atomically(
+        root, writes, entry=entry, label=f"undo {decision.action} {decision.target}"
+    )
     return decision, result.entry
 
 

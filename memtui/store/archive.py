@@ -37,8 +37,10 @@ def _safe_member_name(name: str) -> str:
         raise ArchiveError(f"zip member name contains NUL: {name!r}", "the archive is malformed")
     if has_control_characters(name):
         # memtui gives no file a name with a control character (a newline in a name injects lines).
-        raise ArchiveError(f"zip member name holds a control character: {visible(name, keep_newlines=False)}",
-                           "refusing to extract this archive")
+        raise ArchiveError(
+            f"zip member name holds a control character: {visible(name, keep_newlines=False)}",
+            "refusing to extract this archive",
+        )
     text = name.replace("\\", "/")
     if text.startswith("/") or (len(text) > 1 and text[1] == ":"):
         raise ArchiveError(f"zip member has an absolute path: {name}", "refusing to extract this archive")
@@ -160,9 +162,7 @@ def export_field(root: Path, out: Path) -> int:
     for folder, dirs, names in os.walk(root):
         rel_folder = os.path.relpath(folder, root)
         dirs[:] = sorted(
-            d
-            for d in dirs
-            if d not in locations.SKIPPED_DIRS and not os.path.islink(os.path.join(folder, d))
+            d for d in dirs if d not in locations.SKIPPED_DIRS and not os.path.islink(os.path.join(folder, d))
         )
         for name in sorted(names):
             path = Path(folder) / name

@@ -29,9 +29,7 @@ class FileTooLarge(OSError):
         self.stat = st
 
 
-_READ_FLAGS = (
-    os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_NONBLOCK", 0)
-)
+_READ_FLAGS = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_NONBLOCK", 0)
 
 
 def _open_regular(abspath: str | os.PathLike[str]) -> tuple[int, os.stat_result] | None:
@@ -47,9 +45,7 @@ def _open_regular(abspath: str | os.PathLike[str]) -> tuple[int, os.stat_result]
     return fd, st
 
 
-def read_bytes(
-    abspath: str | os.PathLike[str], *, max_bytes: int | None = None
-) -> tuple[bytes, os.stat_result] | None:
+def read_bytes(abspath: str | os.PathLike[str], *, max_bytes: int | None = None) -> tuple[bytes, os.stat_result] | None:
     """Read a regular file without following a symlink at the last step; None if gone.
 
     ``O_NONBLOCK`` keeps a FIFO put where a page was from blocking the reader;

@@ -41,17 +41,30 @@ from memtui.errors import MemtuiError
 from memtui.store.files import read_bytes
 
 SAFE_CONFIG = (
-    "-c", "core.hooksPath=/dev/null",
-    "-c", "core.fsmonitor=false",
-    "-c", "core.pager=cat",
-    "-c", "color.ui=false",
-    "-c", "commit.gpgSign=false",
-    "-c", "tag.gpgSign=false",
+    "-c",
+    "core.hooksPath=/dev/null",
+    "-c",
+    "core.fsmonitor=false",
+    "-c",
+    "core.pager=cat",
+    "-c",
+    "color.ui=false",
+    "-c",
+    "commit.gpgSign=false",
+    "-c",
+    "tag.gpgSign=false",
 )
 # Variables that would point git at another repository, index or object store.
 _LOCATION_VARS = (
-    "GIT_DIR", "GIT_WORK_TREE", "GIT_INDEX_FILE", "GIT_OBJECT_DIRECTORY", "GIT_ALTERNATE_OBJECT_DIRECTORIES",
-    "GIT_COMMON_DIR", "GIT_NAMESPACE", "GIT_CEILING_DIRECTORIES", "GIT_DISCOVERY_ACROSS_FILESYSTEM",
+    "GIT_DIR",
+    "GIT_WORK_TREE",
+    "GIT_INDEX_FILE",
+    "GIT_OBJECT_DIRECTORY",
+    "GIT_ALTERNATE_OBJECT_DIRECTORIES",
+    "GIT_COMMON_DIR",
+    "GIT_NAMESPACE",
+    "GIT_CEILING_DIRECTORIES",
+    "GIT_DISCOVERY_ACROSS_FILESYSTEM",
 )
 DREAM_REF_PREFIX = "refs/heads/dream/"
 GIT_TIMEOUT = 60
@@ -188,7 +201,7 @@ def dream_branches(root: Path) -> list[tuple[str, str]]:
         if "\x00" not in line:
             continue
         ref, sha = line.split("\x00", 1)
-        out.append((ref[len(DREAM_REF_PREFIX):], sha.strip()))
+        out.append((ref[len(DREAM_REF_PREFIX) :], sha.strip()))
     return sorted(out)
 
 
@@ -294,12 +307,12 @@ def _parse_commit(sha: str, raw: bytes) -> Commit:
     date = ""
     for line in header.decode("utf-8", "replace").split("\n"):
         if line.startswith("author "):
-            rest = line[len("author "):]
+            rest = line[len("author ") :]
             name, _, tail = rest.rpartition(" <")
             author = name
             bits = tail.split("> ", 1)[-1].split(" ")
             try:
-                stamp = _dt.datetime.fromtimestamp(int(bits[0]), _dt.timezone.utc)
+                stamp = _dt.datetime.fromtimestamp(int(bits[0]), _dt.UTC)
                 date = stamp.strftime("%Y-%m-%dT%H:%M:%SZ")
             except (ValueError, IndexError, OverflowError, OSError):
                 date = ""
@@ -445,7 +458,9 @@ def sync_index(root: Path, paths: list[str]) -> None:
     info = _index_info(entries)
     object_format = _out(run(root, "rev-parse", "--show-object-format", check=False)) or "sha1"
     with tempfile.TemporaryDirectory(prefix="memtui-gitdir-") as stand_in:
-        run(root, "update-index", "-z", "--index-info", input=info, env=_index_writer_env(root, stand_in, object_format))
+        run(
+            root, "update-index", "-z", "--index-info", input=info, env=_index_writer_env(root, stand_in, object_format)
+        )
 
 
 def _index_writer_env(root: Path, stand_in: str, object_format: str) -> dict[str, str]:
@@ -464,8 +479,7 @@ def _index_writer_env(root: Path, stand_in: str, object_format: str) -> dict[str
     config = "[core]\n\trepositoryformatversion = 0\n\tbare = false\n"
     if object_format != "sha1":
         config = (
-            "[core]\n\trepositoryformatversion = 1\n\tbare = false\n"
-            f"[extensions]\n\tobjectformat = {object_format}\n"
+            f"[core]\n\trepositoryformatversion = 1\n\tbare = false\n[extensions]\n\tobjectformat = {object_format}\n"
         )
     with open(os.path.join(stand_in, "config"), "w", encoding="ascii") as handle:
         handle.write(config)
@@ -503,10 +517,17 @@ def previous_blobs(root: Path, paths: dict[str, object], *, commits: int = 1000)
     tracked_paths = [p for p in paths if p in at_head]
     if not tracked_paths:
         return {}
-    hashed = run(
-        root, "hash-object", "--no-filters", "--stdin-paths",
-        input="\n".join(tracked_paths).encode("utf-8", "surrogateescape") + b"\n",
-    ).stdout.decode("ascii", "replace").split()
+    hashed = (
+        run(
+            root,
+            "hash-object",
+            "--no-filters",
+            "--stdin-paths",
+            input="\n".join(tracked_paths).encode("utf-8", "surrogateescape") + b"\n",
+        )
+        .stdout.decode("ascii", "replace")
+        .split()
+    )
     specs: dict[str, str] = {}
     unchanged: list[str] = []
     for path, blob in zip(tracked_paths, hashed):
@@ -516,8 +537,9 @@ def previous_blobs(root: Path, paths: dict[str, object], *, commits: int = 1000)
             unchanged.append(path)
     if unchanged:
         wanted = set(unchanged)
-        log = run(root, "log", f"--max-count={commits}", "--no-renames", "--format=%x00%H", "--name-only", "-z",
-                  "HEAD").stdout.decode("utf-8", "surrogateescape")
+        log = run(
+            root, "log", f"--max-count={commits}", "--no-renames", "--format=%x00%H", "--name-only", "-z", "HEAD"
+        ).stdout.decode("utf-8", "surrogateescape")
         commit = ""
         for token in log.split("\x00"):
             token = token.strip("\n")

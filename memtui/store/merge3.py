@@ -122,7 +122,9 @@ def _matches(base: list[str], other: list[str]) -> dict[int, int]:
     return pairs
 
 
-def _chunk(result: MergeResult, base: list[str], mine: list[str], theirs: list[str], starts: tuple[int, int, int]) -> None:
+def _chunk(
+    result: MergeResult, base: list[str], mine: list[str], theirs: list[str], starts: tuple[int, int, int]
+) -> None:
     if mine == base:
         if theirs:
             result.chunks.append(tuple(theirs))
@@ -149,9 +151,7 @@ def _chunk(result: MergeResult, base: list[str], mine: list[str], theirs: list[s
         if lines:
             result.chunks.append(tuple(lines))
         return
-    result.chunks.append(
-        Conflict(starts[0] + 1, tuple(base), starts[1] + 1, tuple(mine), starts[2] + 1, tuple(theirs))
-    )
+    result.chunks.append(Conflict(starts[0] + 1, tuple(base), starts[1] + 1, tuple(mine), starts[2] + 1, tuple(theirs)))
 
 
 def merge3(base: bytes, mine: bytes, theirs: bytes) -> MergeResult:
@@ -218,6 +218,14 @@ def kept_copies(root: Path, relpath: str, *, folder: str = UNSAVED_DIR) -> list[
 
 
 __all__ = [
-    "Conflict", "MergeResult", "merge3", "keep_copy", "kept_copies", "has_markers", "MINE", "THEIRS",
-    "CONFLICTS_DIR", "UNSAVED_DIR",
+    "Conflict",
+    "MergeResult",
+    "merge3",
+    "keep_copy",
+    "kept_copies",
+    "has_markers",
+    "MINE",
+    "THEIRS",
+    "CONFLICTS_DIR",
+    "UNSAVED_DIR",
 ]

@@ -118,7 +118,9 @@ def check_relpath(relpath: str, *, pages_only: bool = True, allow_state: bool = 
         if candidate[0] in PROTECTED_TOP or ".git" in candidate:
             raise UnsafePathError(
                 f"refusing to write under {candidate[0]}/: {visible(relpath)}",
-                "sessions/ is raw evidence and is never modified" if candidate[0] == "sessions" else "never write into .git",
+                "sessions/ is raw evidence and is never modified"
+                if candidate[0] == "sessions"
+                else "never write into .git",
             )
         if candidate[0] in (locations.STATE_DIR_NAME, locations.DREAM_DIR_NAME) and not allow_state:
             raise UnsafePathError(
@@ -163,9 +165,7 @@ def resolve_in_field(
             "memtui never follows a link in FIELD/.memtui/: remove it",
         )
     if os.path.islink(target):
-        raise UnsafePathError(
-            f"the page is a symlink: {visible(relpath)}", "memtui does not write through symlinks"
-        )
+        raise UnsafePathError(f"the page is a symlink: {visible(relpath)}", "memtui does not write through symlinks")
     if target.exists() and not target.is_file():
         raise UnsafePathError(f"not a regular file: {visible(relpath)}", "only regular files are written")
     return parent_real / target.name
@@ -233,8 +233,9 @@ def _load_renameat2() -> Callable[..., int] | None:
 _renameat2_function = _load_renameat2()
 
 
-def _renameat2(src: Path | str, dst: Path | str, flags: int, *, src_dir_fd: int = AT_FDCWD,
-               dst_dir_fd: int = AT_FDCWD) -> bool:
+def _renameat2(
+    src: Path | str, dst: Path | str, flags: int, *, src_dir_fd: int = AT_FDCWD, dst_dir_fd: int = AT_FDCWD
+) -> bool:
     """``renameat2``; False when this system or file system cannot do it (the caller falls back)."""
     if _renameat2_function is None:
         return False
@@ -253,7 +254,9 @@ def _read_or_none(path: Path) -> bytes | None:
 
 def _stale(relpath: str, now: str | None) -> StaleWriteError:
     return StaleWriteError(
-        f"{relpath} changed on disk since it was loaded" if now else f"{relpath} was deleted on disk since it was loaded",
+        f"{relpath} changed on disk since it was loaded"
+        if now
+        else f"{relpath} was deleted on disk since it was loaded",
         "reload it, or choose to overwrite",
         current_hash=now,
     )
@@ -328,7 +331,8 @@ def _swap_in_without_exchange(root: Path, relpath: str, target: Path, tmp: Path,
             os.unlink(aside)
         raise StaleWriteError(
             f"{relpath} was written by someone else while it was being saved; nothing was overwritten",
-            "look at it again", current_hash=current_hash(target),
+            "look at it again",
+            current_hash=current_hash(target),
         ) from None
     with contextlib.suppress(OSError):
         os.unlink(aside)
@@ -342,7 +346,8 @@ def _place_new(relpath: str, target: Path, tmp: Path) -> None:
         os.link(tmp, target)
     except FileExistsError:
         raise StaleWriteError(
-            f"{relpath} already exists", "choose another name or open the existing page",
+            f"{relpath} already exists",
+            "choose another name or open the existing page",
             current_hash=current_hash(target),
         ) from None
 
@@ -433,7 +438,8 @@ def write_page(
             old_mode = None
     if expected_hash == MUST_NOT_EXIST and old is not None:
         raise StaleWriteError(
-            f"{relpath} already exists", "choose another name or open the existing page",
+            f"{relpath} already exists",
+            "choose another name or open the existing page",
             current_hash=sha256_bytes(old),
         )
     if expected_hash not in (None, MUST_NOT_EXIST):

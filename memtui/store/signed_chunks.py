@@ -32,7 +32,7 @@ from typing import Any
 from memtui.store import signing
 from memtui.store.safe_write import write_internal_file
 
-PYTHON = "%d.%d" % sys.version_info[:2]
+PYTHON = "{}.{}".format(*sys.version_info[:2])
 _MAC = 32
 
 

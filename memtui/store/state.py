@@ -134,7 +134,7 @@ class StateDir:
             try:
                 view = memoryview(data)
                 while view:
-                    view = view[os.write(fd, view):]
+                    view = view[os.write(fd, view) :]
                 os.fchmod(fd, mode)
                 if durable:
                     os.fsync(fd)

@@ -147,7 +147,7 @@ class MemtuiApp(App):
         self.last_sync: float | None = None
         self._palette: dict[str, str] = {}
         self.show_timings = True  # search shows how long it took (off in snapshot tests)
-        self.clock = lambda: _dt.datetime.now(_dt.timezone.utc)  # proposal ages (fixed in snapshot tests)
+        self.clock = lambda: _dt.datetime.now(_dt.UTC)  # proposal ages (fixed in snapshot tests)
         self.ready = asyncio.Event()
         self.index_ready = asyncio.Event()
         self._analysis_pending = False
@@ -254,7 +254,9 @@ class MemtuiApp(App):
         choice = await self.push_screen_wait(
             ChoiceDialog(
                 "Unsaved edits",
-                Text(f"{safe.line(names, limit=300).plain} {'has' if len(dirty) == 1 else 'have'} edits that are not saved."),
+                Text(
+                    f"{safe.line(names, limit=300).plain} {'has' if len(dirty) == 1 else 'have'} edits that are not saved."
+                ),
                 [("stay", "Keep editing"), ("save", "Save and quit"), ("discard", "Quit without saving")],
                 variant_of={"save": "primary", "discard": "error"},
             )
@@ -328,9 +330,7 @@ class MemtuiApp(App):
                 self.call_from_thread(self._rows_preview, preview)
         reader, found = scanned if scanned is not None else (None, None)
         try:
-            loaded, pending = open_field_cached(
-                self.field_path, dialect=self.dialect, scanned=found, reader=reader
-            )
+            loaded, pending = open_field_cached(self.field_path, dialect=self.dialect, scanned=found, reader=reader)
         except MemtuiError as exc:
             self.call_from_thread(self._load_failed, exc)
             return
@@ -725,16 +725,27 @@ class MemtuiApp(App):
         if self._can_open(path):
             self.push_screen(PageScreen(path, line=line, highlight=highlight, matches=matches, terms=terms))
 
-    def open_provenance(self, path: str, *, lines: tuple[int, int] | None, claim_path: str, claim_line: int,
-                        claim_rows=None, label: str = "") -> None:
+    def open_provenance(
+        self,
+        path: str,
+        *,
+        lines: tuple[int, int] | None,
+        claim_path: str,
+        claim_line: int,
+        claim_rows=None,
+        label: str = "",
+    ) -> None:
         """Open the page ``path`` that a claim cites beside the claim: ``lines`` (the cited
         file lines) lit up on the right, the claim's line on the left (``claim_rows``: the
         claim's page as the page view laid it out; else it is read)."""
         from memtui.tui.screens.provenance import ProvenanceScreen
 
         if self._can_open(path):
-            self.push_screen(ProvenanceScreen(path, lines=lines, claim_path=claim_path, claim_line=claim_line,
-                                              claim_rows=claim_rows, label=label))
+            self.push_screen(
+                ProvenanceScreen(
+                    path, lines=lines, claim_path=claim_path, claim_line=claim_line, claim_rows=claim_rows, label=label
+                )
+            )
 
     def _can_open(self, path: str) -> bool:
         if self.field is None or path in self.pending_paths:
@@ -754,7 +765,9 @@ class MemtuiApp(App):
 
     def _make_palette(self) -> dict[str, str]:
         variables = self.get_css_variables()
-        colours = {name: variables.get(name, "") for name in ("primary", "secondary", "accent", "warning", "error", "success")}
+        colours = {
+            name: variables.get(name, "") for name in ("primary", "secondary", "accent", "warning", "error", "success")
+        }
         colours.update(tag_colours(variables))
         return {name: value if _is_colour(value) else "" for name, value in colours.items()}
 
@@ -813,7 +826,9 @@ class MemtuiApp(App):
         from memtui.tui.settings import BUMP_CHOICES
 
         current = self.settings.bump_updated
-        self.settings.bump_updated = BUMP_CHOICES[(BUMP_CHOICES.index(current) + 1) % len(BUMP_CHOICES)] if current in BUMP_CHOICES else "ask"
+        self.settings.bump_updated = (
+            BUMP_CHOICES[(BUMP_CHOICES.index(current) + 1) % len(BUMP_CHOICES)] if current in BUMP_CHOICES else "ask"
+        )
         self.settings.save()
         safe.notify(self, f"on save, set updated: to now: {self.settings.bump_updated}", timeout=3)
 
@@ -833,8 +848,11 @@ class MemtuiApp(App):
         finishing worker started it after the thread pool had shut down). That is no failure
         of the user's work, and Textual's report of it rendered every local of the failing
         frames: at 100,000 pages the app took minutes and 11 GB to quit."""
-        if (isinstance(error, WorkerFailed) and isinstance(error.error, RuntimeError)
-                and (self._closing or self._closed or not self.is_running)):
+        if (
+            isinstance(error, WorkerFailed)
+            and isinstance(error.error, RuntimeError)
+            and (self._closing or self._closed or not self.is_running)
+        ):
             return
         super()._handle_exception(error)
 
@@ -858,8 +876,10 @@ def _read_batch(field, batch: ChangeBatch):  # noqa: ANN001, ANN202 - Field, (re
     were), each once, as ``(path, read)`` pairs."""
     paths = [*batch.added, *batch.changed, *(new for _, new in batch.moved)]
     gone = [*batch.removed, *(old for old, _ in batch.moved)]
-    return ([(path, field.read_page(path)) for path in dict.fromkeys(paths)],
-            [(path, field.read_page(path)) for path in dict.fromkeys(gone)])
+    return (
+        [(path, field.read_page(path)) for path in dict.fromkeys(paths)],
+        [(path, field.read_page(path)) for path in dict.fromkeys(gone)],
+    )
 
 
 def _screen(module: str, name: str):

@@ -81,7 +81,11 @@ ACTIONS: list[tuple[str, str, str]] = [
     ("Rescan the folder", "re-read every page that changed on disk", "rescan"),
     ("Keys and help", "the keys of this screen first, then every other key", "help"),
     ("Toggle git commit after save", "commit each save when the field is a git repository", "toggle_commit_after_save"),
-    ("Editor: set updated: on save (ask, always, never)", "what saving does with a page's updated: key", "cycle_bump_updated"),
+    (
+        "Editor: set updated: on save (ask, always, never)",
+        "what saving does with a page's updated: key",
+        "cycle_bump_updated",
+    ),
 ]
 
 
@@ -160,9 +164,19 @@ class HistoryProvider(Provider):
             candidate = f"History: {one_line(name, 80)}"
             score = matcher.match(candidate) * 0.7  # a page of the same name ranks first
             if score > 0:
-                yield Hit(score, _highlighted(matcher, candidate), partial(self.app.open_history, target), help="every version, oldest first")
+                yield Hit(
+                    score,
+                    _highlighted(matcher, candidate),
+                    partial(self.app.open_history, target),
+                    help="every version, oldest first",
+                )
         lowered = text.casefold()
         if lowered.startswith("history "):
             subject = text[len("history ") :].strip()
             if subject:
-                yield Hit(0.5, Text(f"History: {one_line(subject, 80)} (as typed)"), partial(self.app.open_history, subject), help="look it up like memtui history FIELD SUBJECT")
+                yield Hit(
+                    0.5,
+                    Text(f"History: {one_line(subject, 80)} (as typed)"),
+                    partial(self.app.open_history, subject),
+                    help="look it up like memtui history FIELD SUBJECT",
+                )

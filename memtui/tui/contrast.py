@@ -85,7 +85,7 @@ def readable_dim(background: RichColor, color: RichColor) -> RichColor:
 class ReadableTruecolor(ANSIToTruecolor):
     """Textual's ANSI-to-true-colour filter, with ``dim`` that stays readable."""
 
-    @lru_cache(1024)
+    @lru_cache(1024)  # noqa: B019 - one filter per app, kept as long as the app
     def truecolor_style(self, style: Style, background: RichColor) -> Style:
         if not style.dim or style.color is None:
             return super().truecolor_style(style, background)

@@ -27,8 +27,9 @@ class LatestOnly:
     once: the finishing worker is still inside ``call_from_thread``, and a new exclusive worker
     of its group would cancel it there), or a caller's own pacing timer."""
 
-    def __init__(self, start: Callable[..., Any], later: Callable[[Callable[[], None]], Any], *,
-                 hold: bool = False) -> None:
+    def __init__(
+        self, start: Callable[..., Any], later: Callable[[Callable[[], None]], Any], *, hold: bool = False
+    ) -> None:
         """``hold``: after each run ``later`` is called (a timer that paces the work) and, until it
         calls back, the work counts as running: requests meanwhile only replace the waiting one,
         which starts when the pause ends."""

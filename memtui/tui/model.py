@@ -67,7 +67,9 @@ class PageRow:
     proposals: int
     # What the page list shows: (text, style name) per column, made once, off the UI thread.
     cells: tuple[tuple[str, str], ...] = field(default=(), compare=False, repr=False)
-    state_names: tuple[str, ...] | None = field(default=None, compare=False, repr=False)  # states(), made with the cells
+    state_names: tuple[str, ...] | None = field(
+        default=None, compare=False, repr=False
+    )  # states(), made with the cells
 
     def states(self) -> tuple[str, ...] | list[str]:
         """The filters this row is listed under (the page list asks for every row at each refill)."""
@@ -182,18 +184,20 @@ def _severities(findings: list[Finding]) -> tuple[int, int]:
 
 
 def make_row(info, status: str, findings: list[Finding], proposals: int, trust: str | None = None) -> PageRow:
-    return make_cells(PageRow(
-        path=info.path,
-        title=info.title,
-        kind=info.kind or "",
-        subject=info.subject or "",
-        updated=_updated(info),
-        trust=trust or trust_mod.trust_of(info),
-        status=status,
-        errors=sum(1 for f in findings if f.severity == ERROR),
-        warnings=sum(1 for f in findings if f.severity == WARNING),
-        proposals=proposals,
-    ))
+    return make_cells(
+        PageRow(
+            path=info.path,
+            title=info.title,
+            kind=info.kind or "",
+            subject=info.subject or "",
+            updated=_updated(info),
+            trust=trust or trust_mod.trust_of(info),
+            status=status,
+            errors=sum(1 for f in findings if f.severity == ERROR),
+            warnings=sum(1 for f in findings if f.severity == WARNING),
+            proposals=proposals,
+        )
+    )
 
 
 def load_proposals(field_: Field) -> tuple[list[Any], dict[str, list[str]], dict[str, dict], str | None]:
@@ -215,8 +219,12 @@ def load_proposals(field_: Field) -> tuple[list[Any], dict[str, list[str]], dict
     return queue.entries, pages, regret, problem
 
 
-def analyse(field_: Field, memo: CheckMemo | None = None, previous: Analysis | None = None,
-            between: Callable[[], object] | None = None) -> Analysis:
+def analyse(
+    field_: Field,
+    memo: CheckMemo | None = None,
+    previous: Analysis | None = None,
+    between: Callable[[], object] | None = None,
+) -> Analysis:
     """Everything the screens need about a field snapshot. Runs in a worker thread.
 
     ``memo``: what the last analysis of this field learned per page (one analysis at a time
@@ -259,7 +267,9 @@ def analyse(field_: Field, memo: CheckMemo | None = None, previous: Analysis | N
             old_status, old_found = previous.status, previous.by_path
             again = set(changed)
             again.update(path for path, state in status.items() if old_status.get(path) != state)
-            again.update(path for path in by_path.keys() | old_found.keys() if by_path.get(path) is not old_found.get(path))
+            again.update(
+                path for path in by_path.keys() | old_found.keys() if by_path.get(path) is not old_found.get(path)
+            )
         again.update(_differing(field_.approvals, previous.field.approvals))
         again.update(_differing(proposal_pages, previous.proposal_pages))
         again = {path for path in again if path in pages}
@@ -273,8 +283,9 @@ def analyse(field_: Field, memo: CheckMemo | None = None, previous: Analysis | N
         # New pages are usually the last of the field's: put their rows in that order.
         added = {path for path in changed if path not in old_pages}
         tail = list(itertools.islice(reversed(pages), len(added)))[::-1] if added else []
-        for path in itertools.chain((path for path in again if path not in added),
-                                    tail if set(tail) == added else added):
+        for path in itertools.chain(
+            (path for path in again if path not in added), tail if set(tail) == added else added
+        ):
             info = pages[path]
             before = old_rows.get(path)
             row = _row(field_, memo, info, status, by_path, proposal_pages, before if path not in changed else None)
@@ -325,16 +336,28 @@ def analyse(field_: Field, memo: CheckMemo | None = None, previous: Analysis | N
     )
 
 
-def _row(field_: Field, memo: CheckMemo, info, status: dict, by_path: dict, proposal_pages: dict,
-         before: PageRow | None = None) -> PageRow:
+def _row(
+    field_: Field,
+    memo: CheckMemo,
+    info,
+    status: dict,
+    by_path: dict,
+    proposal_pages: dict,
+    before: PageRow | None = None,
+) -> PageRow:
     """The page's row (``before`` when it would be the same: the page itself did not change)."""
     path = info.path
     state = status.get(path, PENDING)
     found = by_path.get(path, ())
     proposal_count = len(proposal_pages.get(path, ()))
     trust = memo.trust(field_, path)
-    if (before is not None and before.status == state and before.trust == trust
-            and before.proposals == proposal_count and (before.errors, before.warnings) == _severities(found)):
+    if (
+        before is not None
+        and before.status == state
+        and before.trust == trust
+        and before.proposals == proposal_count
+        and (before.errors, before.warnings) == _severities(found)
+    ):
         return before
     return make_row(info, state, found, proposal_count, trust)
 

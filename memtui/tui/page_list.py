@@ -27,8 +27,17 @@ from memtui.tui.widgets.page_table import PreparedRows
 SORTS = ("title", "updated", "kind", "subject", "path", "state")
 # Sorted by state: what needs a reviewer first. Every state a row can be in has a rank (a row
 # with no review record, a stale one or a tainted transcript had none, and the sort failed).
-STATE_RANK = {"quarantined": 0, "tainted": 1, "unreviewed": 2, "unknown": 3, "findings": 4, "proposal": 5,
-              "stale": 6, "superseded": 7, "loading": 8}
+STATE_RANK = {
+    "quarantined": 0,
+    "tainted": 1,
+    "unreviewed": 2,
+    "unknown": 3,
+    "findings": 4,
+    "proposal": 5,
+    "stale": 6,
+    "superseded": 7,
+    "loading": 8,
+}
 INCREMENTAL_MAX = 0.05  # above this share of rows changed, the list is made again from all rows
 # Rows per step of a walk over every row done in C (a map, a dict made from pairs): one such
 # call over 100,000 rows holds the interpreter 10-20 ms, and a key pressed meanwhile waits for
@@ -95,8 +104,15 @@ class ListState:
         return self.ascending[::-1] if self.reverse else self.ascending
 
 
-def fill_list(rows: dict[str, PageRow], filter_name: str, query: str, sort: str, reverse: bool,
-              fitted: tuple[tuple[str, int, int], ...], last: ListState | None = None) -> ListState:
+def fill_list(
+    rows: dict[str, PageRow],
+    filter_name: str,
+    query: str,
+    sort: str,
+    reverse: bool,
+    fitted: tuple[tuple[str, int, int], ...],
+    last: ListState | None = None,
+) -> ListState:
     """The list for ``rows`` (``fitted``: each fitted column's key, cell number and narrowest
     width, ``PageTable.fitted_columns``), made from ``last`` when its settings are the same."""
     settings = (filter_name, query, sort, fitted)
@@ -134,13 +150,22 @@ def _changed(before: dict[str, PageRow], after: dict[str, PageRow]) -> list[str]
 def _fill(rows: dict[str, PageRow], settings: tuple, reverse: bool) -> ListState:
     filter_name, query, sort, fitted = settings
     key = sort_key(sort)
-    listed = sorted(((key(row), row) for row in rows.values() if _listed(row, filter_name, query)),
-                    key=lambda pair: pair[0])
+    listed = sorted(
+        ((key(row), row) for row in rows.values() if _listed(row, filter_name, query)), key=lambda pair: pair[0]
+    )
     ascending = [row for _, row in listed]
-    widths = [Counter(row.cells[number][0] for row in ascending if len(row.cells) > number)
-              for _, number, _ in fitted]
-    state = ListState(settings, rows, filter_counts(rows), ascending, [k for k, _ in listed],
-                      [row.path for row in ascending], widths, PreparedRows([], {}, {}, {}), reverse)
+    widths = [Counter(row.cells[number][0] for row in ascending if len(row.cells) > number) for _, number, _ in fitted]
+    state = ListState(
+        settings,
+        rows,
+        filter_counts(rows),
+        ascending,
+        [k for k, _ in listed],
+        [row.path for row in ascending],
+        widths,
+        PreparedRows([], {}, {}, {}),
+        reverse,
+    )
     state.prepared = _prepared(state, {row.path: row.cells for row in ascending})
     return state
 
@@ -190,8 +215,10 @@ def _measure(widths: list[Counter], fitted, row: PageRow, step: int) -> None:
 
 def _prepared(state: ListState, cells: dict) -> PreparedRows:
     paths = state.paths[::-1] if state.reverse else list(state.paths)
-    fit = {name: max([narrowest, *map(cell_len, counter)])
-           for (name, _, narrowest), counter in zip(state.settings[3], state.widths)}
+    fit = {
+        name: max([narrowest, *map(cell_len, counter)])
+        for (name, _, narrowest), counter in zip(state.settings[3], state.widths)
+    }
     index: dict[str, int] = {}
     for start in range(0, len(paths), STEP):  # 17 ms at 100,000 rows, in steps
         index.update(zip(paths[start : start + STEP], range(start, start + STEP)))

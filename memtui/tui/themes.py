@@ -24,8 +24,17 @@ TAG_FALLBACK = {
     "suggested": "error",
 }
 THEME_FIELDS = (
-    "primary", "secondary", "warning", "error", "success", "accent",
-    "foreground", "background", "surface", "panel", "boost",
+    "primary",
+    "secondary",
+    "warning",
+    "error",
+    "success",
+    "accent",
+    "foreground",
+    "background",
+    "surface",
+    "panel",
+    "boost",
 )
 
 

@@ -146,12 +146,29 @@ class BrowseScreen(FilterInPlace, Screen):
         app = self.app
         self._fill_token += 1
         fitted = self.query_one(PageTable).fitted_columns()  # the DOM is asked here, on the UI thread
-        self._prepare_fill(dict(app.rows), self._fill_token, self.filter, self.text_filter, self.sort, self.reverse,
-                           fitted, self._list_state)
+        self._prepare_fill(
+            dict(app.rows),
+            self._fill_token,
+            self.filter,
+            self.text_filter,
+            self.sort,
+            self.reverse,
+            fitted,
+            self._list_state,
+        )
 
     @work(thread=True, exclusive=False, group="browse-fill", description="prepare_fill")  # one at a time: LatestOnly
-    def _prepare_fill(self, rows: dict[str, PageRow], token: int, filter_name: str, query: str, sort: str,
-                      reverse: bool, fitted: tuple, last: ListState | None) -> None:
+    def _prepare_fill(
+        self,
+        rows: dict[str, PageRow],
+        token: int,
+        filter_name: str,
+        query: str,
+        sort: str,
+        reverse: bool,
+        fitted: tuple,
+        last: ListState | None,
+    ) -> None:
         started = time.perf_counter()
         try:
             state = fill_list(rows, filter_name, query, sort, reverse, fitted, last)
@@ -226,7 +243,11 @@ class BrowseScreen(FilterInPlace, Screen):
         table.sort_column = self.sort
         table.sort_reverse = self.reverse
         table.empty_message = (
-            ("no pages match this filter" if not self.text_filter else f"no pages match {one_line(self.text_filter, 60)!r}")
+            (
+                "no pages match this filter"
+                if not self.text_filter
+                else f"no pages match {one_line(self.text_filter, 60)!r}"
+            )
             if self.app.field is not None
             else "loading pages…"
         )
@@ -329,4 +350,3 @@ class BrowseScreen(FilterInPlace, Screen):
         path = self.selected_path()
         if path:
             self.app.open_editor(path)
-

@@ -68,7 +68,11 @@ def is_decision_page(info) -> bool:
 
 def in_preset(claim: Claim, preset: str, pages) -> bool:
     if preset == "ideas":
-        return claim.tag in ("suggested", "inferred") and claim.status == "current" and is_decision_page(pages.get(claim.path))
+        return (
+            claim.tag in ("suggested", "inferred")
+            and claim.status == "current"
+            and is_decision_page(pages.get(claim.path))
+        )
     if preset == "uncited":
         return claim.tag == "stated" and not claim.cited and claim.status == "current"
     if preset == "promoted":
@@ -93,7 +97,10 @@ def claim_cells(claim: Claim) -> tuple:
         (f"[{claim.tag}]", TAG_FALLBACK.get(claim.tag, "")),
         ("✓ yes" if claim.cited else "✗ no", "" if claim.cited else "warning"),
         status,
-        (f"↑ {claim.promoted_from}" if claim.promoted_from else "", "error" if claim.promoted_from and not claim.new_citation else ""),
+        (
+            f"↑ {claim.promoted_from}" if claim.promoted_from else "",
+            "error" if claim.promoted_from and not claim.new_citation else "",
+        ),
         (one_line(claim.text, 400), "dim" if claim.status != "current" else ""),
         (one_line(f"{claim.path}:{claim.line}", 300), "dim"),
     )
@@ -128,7 +135,10 @@ class ClaimsScreen(FilterInPlace, Screen):
         yield Header()
         yield Tabs(*[Tab(Content(PRESETS[name]), id=f"preset-{name}") for name in PRESETS], id="claim-presets")
         yield Static(id="claims-summary")
-        yield FilterBox(id="list-filter", placeholder="filter: words in the claim or its page (enter: back to the list, escape: clear)")
+        yield FilterBox(
+            id="list-filter",
+            placeholder="filter: words in the claim or its page (enter: back to the list, escape: clear)",
+        )
         yield PageTable(COLUMNS, id="claim-list")
         yield StatusBar()
         yield MemtuiFooter()
@@ -270,8 +280,9 @@ class ClaimsScreen(FilterInPlace, Screen):
         for source in claim.citations:
             hit = field.resolve_source(source, near=claim.path)
             if hit is not None:
-                self.app.open_provenance(hit.path, lines=line_anchor(source), claim_path=claim.path,
-                                         claim_line=claim.line, label=source)
+                self.app.open_provenance(
+                    hit.path, lines=line_anchor(source), claim_path=claim.path, claim_line=claim.line, label=source
+                )
                 return
             outside.append(source)
         if outside:

@@ -43,7 +43,9 @@ class ChoiceDialog(ModalScreen[str | None]):
                 yield Static(self.body)
             with Horizontal(classes="dialog-buttons"):
                 for choice_id, label in self.choices:
-                    yield Button(Text(label), id=f"choice-{choice_id}", variant=self.variant_of.get(choice_id, "default"))
+                    yield Button(
+                        Text(label), id=f"choice-{choice_id}", variant=self.variant_of.get(choice_id, "default")
+                    )
 
     def on_mount(self) -> None:
         if self.initial_focus is not None:
@@ -62,10 +64,15 @@ class ChoiceDialog(ModalScreen[str | None]):
 class ConfirmDialog(ChoiceDialog):
     """Yes or Cancel. ``danger``: the yes button is red and Cancel has the focus."""
 
-    def __init__(self, title: str, body: RenderableType, *, yes: str = "Yes", no: str = "Cancel", danger: bool = False) -> None:
+    def __init__(
+        self, title: str, body: RenderableType, *, yes: str = "Yes", no: str = "Cancel", danger: bool = False
+    ) -> None:
         super().__init__(
-            title, body, [("yes", yes), ("no", no)],
-            variant_of={"yes": "error" if danger else "primary"}, focus="no" if danger else "yes",
+            title,
+            body,
+            [("yes", yes), ("no", no)],
+            variant_of={"yes": "error" if danger else "primary"},
+            focus="no" if danger else "yes",
         )
 
 
@@ -74,7 +81,9 @@ class TextDialog(ModalScreen[str | None]):
 
     BINDINGS = [Binding("escape", "cancel", "Cancel")]
 
-    def __init__(self, title: str, prompt: str, *, value: str = "", placeholder: str = "", allow_empty: bool = False) -> None:
+    def __init__(
+        self, title: str, prompt: str, *, value: str = "", placeholder: str = "", allow_empty: bool = False
+    ) -> None:
         super().__init__(classes="dialog-screen")
         self.dialog_title = title
         self.prompt = prompt

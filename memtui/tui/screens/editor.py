@@ -351,7 +351,12 @@ class EditorScreen(Screen):
         self.disk_changed = True
         self._update_notice()
         what = "was deleted" if result is None else "changed"
-        safe.notify(self.app, f"{self.path} {what} on disk; your edits are kept, saving will ask what to do", severity="warning", timeout=6)
+        safe.notify(
+            self.app,
+            f"{self.path} {what} on disk; your edits are kept, saving will ask what to do",
+            severity="warning",
+            timeout=6,
+        )
 
     # ------------------------------------------------------------------ helpers
     def _replace_lines(self, start_row: int, end_row: int, lines: list[str]) -> None:
@@ -372,7 +377,9 @@ class EditorScreen(Screen):
         old_lines, new_lines = text.split("\n"), new_text.split("\n")
         if old_lines == new_lines:
             return
-        first = next((i for i, (a, b) in enumerate(zip(old_lines, new_lines)) if a != b), min(len(old_lines), len(new_lines)))
+        first = next(
+            (i for i, (a, b) in enumerate(zip(old_lines, new_lines)) if a != b), min(len(old_lines), len(new_lines))
+        )
         tail = 0
         while tail < min(len(old_lines), len(new_lines)) - first and old_lines[-1 - tail] == new_lines[-1 - tail]:
             tail += 1
@@ -483,7 +490,7 @@ class EditorScreen(Screen):
 
     def action_mark_reviewed(self) -> None:
         text = self.area.text
-        now = _dt.datetime.now(_dt.timezone.utc).replace(microsecond=0)
+        now = _dt.datetime.now(_dt.UTC).replace(microsecond=0)
         try:
             new_text = frontmatter.set_keys(
                 text,
@@ -513,7 +520,12 @@ class EditorScreen(Screen):
         if fm.error:
             problems.append(f"✖ frontmatter line {fm.error_line}: {fm.error}")
         field = self.app.field
-        before = Counter((f.rule, f.message) for f in page_findings(field, info_from_bytes(self.path, self.buffer.original, len(self.buffer.original), 0)))
+        before = Counter(
+            (f.rule, f.message)
+            for f in page_findings(
+                field, info_from_bytes(self.path, self.buffer.original, len(self.buffer.original), 0)
+            )
+        )
         after = page_findings(field, info_from_bytes(self.path, data, len(data), 0))
         for finding in after:
             key = (finding.rule, finding.message)
@@ -535,8 +547,10 @@ class EditorScreen(Screen):
             choice = await self.app.push_screen_wait(
                 ChoiceDialog(
                     "Merge markers are still in the page",
-                    Text("Lines like <<<<<<< mine and >>>>>>> theirs mark places both sides changed. "
-                         "Keep one side (or both) and delete the marker lines, then save."),
+                    Text(
+                        "Lines like <<<<<<< mine and >>>>>>> theirs mark places both sides changed. "
+                        "Keep one side (or both) and delete the marker lines, then save."
+                    ),
                     [("fix", "Keep editing"), ("save", "Save with the markers")],
                     variant_of={"fix": "primary"},
                 )
@@ -550,7 +564,12 @@ class EditorScreen(Screen):
         if problems:
             body = Text("\n".join(one_line(p, 300) for p in problems))
             choice = await self.app.push_screen_wait(
-                ChoiceDialog("This edit has problems", body, [("fix", "Keep editing"), ("save", "Save anyway")], variant_of={"fix": "primary"})
+                ChoiceDialog(
+                    "This edit has problems",
+                    body,
+                    [("fix", "Keep editing"), ("save", "Save anyway")],
+                    variant_of={"fix": "primary"},
+                )
             )
             if choice != "save":
                 return False
@@ -561,7 +580,9 @@ class EditorScreen(Screen):
             choice = await self.app.push_screen_wait(
                 ChoiceDialog(
                     "The page was deleted on disk",
-                    Text(f"{one_line(self.path)} no longer exists. Recreate it with your version, or discard your edits?"),
+                    Text(
+                        f"{one_line(self.path)} no longer exists. Recreate it with your version, or discard your edits?"
+                    ),
                     [("recreate", "Recreate"), ("discard", "Discard my edits"), ("cancel", "Cancel")],
                     variant_of={"recreate": "primary", "discard": "error"},
                 )
@@ -652,9 +673,11 @@ class EditorScreen(Screen):
             choice = await self.app.push_screen_wait(
                 ChoiceDialog(
                     "Set updated: too?",
-                    Text(f"This page says updated: {one_line(str(frontmatter.normalise(old)))}. "
-                         f"Set it to {shown} with this save?\n\n"
-                         "Always and Never are remembered (change it again from the command palette)."),
+                    Text(
+                        f"This page says updated: {one_line(str(frontmatter.normalise(old)))}. "
+                        f"Set it to {shown} with this save?\n\n"
+                        "Always and Never are remembered (change it again from the command palette)."
+                    ),
                     [("yes", f"Set updated: {shown}"), ("no", "Leave it"), ("always", "Always"), ("never", "Never")],
                     variant_of={"yes": "primary"},
                 )
@@ -723,4 +746,4 @@ def _updated_value(old):
         return _dt.date.today()
     if isinstance(old, str) and len(old.strip()) == 10:
         return _dt.date.today()
-    return _dt.datetime.now(_dt.timezone.utc).replace(microsecond=0)
+    return _dt.datetime.now(_dt.UTC).replace(microsecond=0)

@@ -110,7 +110,13 @@ class HelpScreen(ModalScreen[None]):
         if current_name is not None:
             focused = self.for_screen.focused if self.for_screen is not None else None
             # The focused widget's own keys when memtui defines them (the page list), not Textual's defaults.
-            focused = focused if focused is not None and "BINDINGS" in type(focused).__dict__ and type(focused).__module__.startswith("memtui") else None
+            focused = (
+                focused
+                if focused is not None
+                and "BINDINGS" in type(focused).__dict__
+                and type(focused).__module__.startswith("memtui")
+                else None
+            )
             section(f"This screen: {current_name}", screen_rows(current, focused))
         section("Everywhere", _binding_rows(type(self.app).BINDINGS) + EVERYWHERE_EXTRA)
         for name, kind in sections:

@@ -131,16 +131,22 @@ class HistoryScreen(Screen):
         for number, chain in enumerate(self.chains):
             currents = chain.current
             header = Text(f"{one_line(chain.name)}", style="bold")
-            header.append(f"   {chain.form} history · {plural(len(chain.versions), 'version')}, oldest first", style="dim")
+            header.append(
+                f"   {chain.form} history · {plural(len(chain.versions), 'version')}, oldest first", style="dim"
+            )
             if len(currents) > 1:
-                header.append(f"   ▲ {len(currents)} current at once: contradiction", style=f"bold {colours.get('warning', '')}")
+                header.append(
+                    f"   ▲ {len(currents)} current at once: contradiction", style=f"bold {colours.get('warning', '')}"
+                )
             timeline.add_option(Option(header, id=f"chain-{number}", disabled=True))
             held = chain.as_of(self.as_of) if self.as_of else None
             for index, version in enumerate(chain.versions):
                 option_id = f"v-{number}-{index}"
                 self._option_targets[option_id] = (version.path, version.line)
                 what = decided_text(field.root, version)
-                prompt = version_prompt(version, colours, held=held is version, last=index == len(chain.versions) - 1, what=what)
+                prompt = version_prompt(
+                    version, colours, held=held is version, last=index == len(chain.versions) - 1, what=what
+                )
                 timeline.add_option(Option(prompt, id=option_id))
             if self.as_of:
                 summary.append(f"On {self.as_of}, {one_line(chain.name)}: ", style="bold")

@@ -105,7 +105,11 @@ class OverviewScreen(Screen):
                 continue
             table.add_row(f"{value:,}", Text(label, style=colours.get(colour, "")), bar(value, total, 10))
         if counts.get("tainted_sessions"):
-            table.add_row("", Text("◇ session transcripts that read outside content: evidence, not in the review queue", style="dim"), "")
+            table.add_row(
+                "",
+                Text("◇ session transcripts that read outside content: evidence, not in the review queue", style="dim"),
+                "",
+            )
         pages.update(table)
         self._render_read_as(analysis, colours)
         self._render_findings(analysis, colours)

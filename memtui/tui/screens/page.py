@@ -45,9 +45,29 @@ from memtui.tui.widgets.page_lines import PageLines
 from memtui.tui.widgets.status_bar import StatusBar
 
 KNOWN_KEYS = {
-    "id", "uuid", "title", "summary", "kind", "subject", "created", "updated", "valid_from", "valid_to",
-    "confidence", "origin", "reviewed", "reviewed_by", "reviewed_at", "taint", "generated", "sources",
-    "supersedes", "lesson", "signals", "user_correction", "move_to",
+    "id",
+    "uuid",
+    "title",
+    "summary",
+    "kind",
+    "subject",
+    "created",
+    "updated",
+    "valid_from",
+    "valid_to",
+    "confidence",
+    "origin",
+    "reviewed",
+    "reviewed_by",
+    "reviewed_at",
+    "taint",
+    "generated",
+    "sources",
+    "supersedes",
+    "lesson",
+    "signals",
+    "user_correction",
+    "move_to",
 }
 SEVERITY_GLYPH = {"error": ("✖", "error"), "warning": ("▲", "warning"), "info": ("·", "secondary")}
 NARROW = 100  # under this many columns the side panel folds away (i shows it instead of the body)
@@ -190,7 +210,9 @@ class PageScreen(Screen):
         # After the first screen is drawn: a thread parsing meanwhile would slow the drawing down.
         self.call_after_refresh(self._parse_whole, self._reading, data, self.colours(), fact_page, view_end)
 
-    def _parse_whole(self, reading: int, data: bytes, colours: dict[str, str], fact_page: bool, view_end: int | None) -> None:
+    def _parse_whole(
+        self, reading: int, data: bytes, colours: dict[str, str], fact_page: bool, view_end: int | None
+    ) -> None:
         """Parse the whole page a slice at a time between events (a thread would hold the
         interpreter lock while keys wait), then show it."""
 
@@ -265,7 +287,9 @@ class PageScreen(Screen):
             return
         palette = tuple(colours.items())
         fm = self.parsed.frontmatter
-        self._update("#page-frontmatter", (fm.raw, fm.error, fm.error_line, palette), lambda: self._frontmatter(colours))
+        self._update(
+            "#page-frontmatter", (fm.raw, fm.error, fm.error_line, palette), lambda: self._frontmatter(colours)
+        )
         counts = self.parsed.body.tag_counts
         self._update("#page-tags", (tuple(counts.items()), palette), lambda: tag_legend(colours, counts))
         self._render_findings(colours)
@@ -288,14 +312,25 @@ class PageScreen(Screen):
         self._body_key = key
         if self.deleted:
             self.links = []
-            rows = RawRows(header=[Text(f"✖ {one_line(self.path)} was deleted on disk.", style=f"bold {colours.get('error', '')}")])
+            rows = RawRows(
+                header=[Text(f"✖ {one_line(self.path)} was deleted on disk.", style=f"bold {colours.get('error', '')}")]
+            )
         elif self.parsed is None:
             rows = RawRows(header=[Text(f"reading {len(self.data or b''):,} bytes …", style="dim")])
         else:
             body_rows = self.body_rows
-            if body_rows is None or body_rows.source is not self.parsed or (body_rows.fact_page, body_rows.agent_view_ends) != (fact_page, view_end):
-                body_rows = BodyRows(self.parsed, colours, fact_page=fact_page, agent_view_ends=view_end,
-                                     complete=len(self.parsed.data) == len(self.data or b""))
+            if (
+                body_rows is None
+                or body_rows.source is not self.parsed
+                or (body_rows.fact_page, body_rows.agent_view_ends) != (fact_page, view_end)
+            ):
+                body_rows = BodyRows(
+                    self.parsed,
+                    colours,
+                    fact_page=fact_page,
+                    agent_view_ends=view_end,
+                    complete=len(self.parsed.data) == len(self.data or b""),
+                )
             self.body_rows = body_rows
             self.links = body_rows.links
             if self.selected_link is not None and self.selected_link >= len(self.links):
@@ -304,8 +339,11 @@ class PageScreen(Screen):
                 rows = RawRows(self.data or b"")
             elif unparsed:
                 problem = one_line(info.problems[0][2] if info.problems else "")
-                rows = RawRows(self.data or b"", limit=RAW_PREVIEW_BYTES,
-                               header=[Text.assemble(("not parsed: ", "bold"), problem), Text("")])
+                rows = RawRows(
+                    self.data or b"",
+                    limit=RAW_PREVIEW_BYTES,
+                    header=[Text.assemble(("not parsed: ", "bold"), problem), Text("")],
+                )
             else:
                 rows = body_rows
         body.selected_link = self.selected_link
@@ -353,7 +391,9 @@ class PageScreen(Screen):
                 glyph, colour, word = "◇", "secondary", "tainted transcript (evidence, not reviewed)"
             text.append(f"{glyph} {word}", style=f"bold {colours.get(colour, '')}")
             s_glyph, s_word, s_colour = STATUS_BADGES[status]
-            text.append(f"   {s_glyph} {s_word}", style="bold" if status == CURRENT else f"bold {colours.get(s_colour, 'dim')}")
+            text.append(
+                f"   {s_glyph} {s_word}", style="bold" if status == CURRENT else f"bold {colours.get(s_colour, 'dim')}"
+            )
             if self.matches:
                 at = "" if self.match_index is None else f"{self.match_index + 1} of "
                 text.append(f"   match {at}{len(self.matches)} (n/N)", style="bold")
@@ -487,7 +527,10 @@ class PageScreen(Screen):
             return
         history = field.history
         version = history.page_version(self.path)
-        text.append("● current" if version.status == CURRENT else f"↷ {one_line(version.reason)}", style="bold" if version.status == CURRENT else "dim")
+        text.append(
+            "● current" if version.status == CURRENT else f"↷ {one_line(version.reason)}",
+            style="bold" if version.status == CURRENT else "dim",
+        )
         if version.supersedes:
             text.append(f"\nreplaces: {one_line(', '.join(version.supersedes))}")
         if version.superseded_by:
@@ -553,7 +596,9 @@ class PageScreen(Screen):
         if rows is None or self.parsed is None:
             self.app.open_page(path, highlight=lines)
             return
-        self.app.open_provenance(path, lines=lines, claim_path=self.path, claim_line=link.line, claim_rows=rows, label=label)
+        self.app.open_provenance(
+            path, lines=lines, claim_path=self.path, claim_line=link.line, claim_rows=rows, label=label
+        )
 
     def action_follow(self) -> None:
         focused = self.focused

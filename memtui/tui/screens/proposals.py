@@ -60,14 +60,19 @@ def entry_prompt(entry, colours: dict[str, str]) -> Text:
         text.append(f"{glyph} {word.upper() if decided else word} ", style=f"bold {colours.get(colour, '')}")
     text.append(one_line(proposal.id, 60), style="strike" if decided else "bold")
     age = f"{entry.age_days:.0f} d" if entry.age_days is not None else "age ?"
-    text.append(f"\n  {one_line(proposal.job, 20)} · {age} · {plural(len(proposal.pages), 'page')} · {proposal.carrier}", style="dim")
+    text.append(
+        f"\n  {one_line(proposal.job, 20)} · {age} · {plural(len(proposal.pages), 'page')} · {proposal.carrier}",
+        style="dim",
+    )
     if decided:
         decision = entry.decision
         text.append(f"\n  by {one_line(decision.who, 30)} · {one_line(decision.ts)}", style="dim")
         if decision.reason:
             text.append(f"\n  why: {one_line(decision.reason, 80)}")
     if entry.conflicts_with:
-        text.append(f"\n  conflicts with {one_line(', '.join(entry.conflicts_with), 80)}", style=colours.get("warning", ""))
+        text.append(
+            f"\n  conflicts with {one_line(', '.join(entry.conflicts_with), 80)}", style=colours.get("warning", "")
+        )
     return text
 
 
@@ -77,7 +82,10 @@ def regret_text(stats, colours: dict[str, str]) -> Text:
     if not total.approved:
         return Text("regret rate: none approved yet", style="dim")
     rate = total.regret_rate or 0.0
-    text = Text(f"regret rate {rate:.0%} ({total.reverted}/{total.approved} reverted)", style=f"bold {colours.get('warning' if rate else 'success', '')}")
+    text = Text(
+        f"regret rate {rate:.0%} ({total.reverted}/{total.approved} reverted)",
+        style=f"bold {colours.get('warning' if rate else 'success', '')}",
+    )
     jobs = [f"{one_line(job, 20)} {s.reverted}/{s.approved}" for job, s in stats.jobs.items() if s.approved]
     if jobs:
         text.append(": " + ", ".join(jobs), style="")
@@ -165,7 +173,10 @@ class ProposalsScreen(FilterInPlace, Screen):
         Binding("slash", "filter_list", "Filter", key_display="/"),
         Binding("escape", "back", "Back"),
     ]
-    HELP_EXTRA = [("enter", "open the highlighted proposal (its diff gets the focus)"), ("tab", "between the list and the review")]
+    HELP_EXTRA = [
+        ("enter", "open the highlighted proposal (its diff gets the focus)"),
+        ("tab", "between the list and the review"),
+    ]
 
     def __init__(self) -> None:
         super().__init__()
@@ -228,7 +239,9 @@ class ProposalsScreen(FilterInPlace, Screen):
     def _show_queue(self, queue, stats) -> None:
         self.queue = queue
         self.stats = stats
-        self._decided_here = {pid for pid in self._decided_here if (entry := queue.get(pid)) is not None and not entry.pending}
+        self._decided_here = {
+            pid for pid in self._decided_here if (entry := queue.get(pid)) is not None and not entry.pending
+        }
         self._rebuild()
 
     def _shown_entries(self) -> list:
@@ -321,13 +334,18 @@ class ProposalsScreen(FilterInPlace, Screen):
     @work(thread=True, exclusive=True, group="proposal-review", description="load_review")
     def load_review(self, proposal_id: str) -> None:
         self.app.call_from_thread(
-            self.query_one("#proposal-review", Static).update, Text(f"… loading {one_line(proposal_id)} and running the checks on its result", style="dim")
+            self.query_one("#proposal-review", Static).update,
+            Text(f"… loading {one_line(proposal_id)} and running the checks on its result", style="dim"),
         )
         field = self.app.field
         try:
-            review = proposals_mod.review_proposal(field.root, proposal_id, field=field.snapshot(), now=self.app.clock())
+            review = proposals_mod.review_proposal(
+                field.root, proposal_id, field=field.snapshot(), now=self.app.clock()
+            )
         except MemtuiError as exc:
-            self.app.call_from_thread(self.query_one("#proposal-review", Static).update, Text(f"✖ {one_line(exc.message)}"))
+            self.app.call_from_thread(
+                self.query_one("#proposal-review", Static).update, Text(f"✖ {one_line(exc.message)}")
+            )
             return
         self.app.call_from_thread(self._show_review, review)
 
@@ -349,10 +367,15 @@ class ProposalsScreen(FilterInPlace, Screen):
         head.append(f"\ncreated {one_line(proposal.created or '?')} · {one_line(proposal.location)}", style="dim")
         if entry.decision is not None:
             decision = entry.decision
-            head.append(f"\n{one_line(entry.state).upper()} by {one_line(decision.who)} on {one_line(decision.ts)}", style="bold")
+            head.append(
+                f"\n{one_line(entry.state).upper()} by {one_line(decision.who)} on {one_line(decision.ts)}",
+                style="bold",
+            )
             head.append(f"\nwhy: {one_line(decision.reason or '(no reason given)', 200)}")
             if entry.state == "approved":
-                head.append("\nz undoes the approval (pending again); u reverts it (counts toward the regret rate)", style="dim")
+                head.append(
+                    "\nz undoes the approval (pending again); u reverts it (counts toward the regret rate)", style="dim"
+                )
             elif entry.state == "rejected":
                 head.append("\nz undoes the rejection (pending again)", style="dim")
         head.append("\n\nRationale\n", style=f"bold {colours.get('primary', '')}")
@@ -366,16 +389,34 @@ class ProposalsScreen(FilterInPlace, Screen):
         parts: list = [head]
         validation = entry.validation
         if validation.new_findings is not None:
-            checks = Text("\n\nChecks on the result (as it would be after applying)\n", style=f"bold {colours.get('primary', '')}")
-            checks.append_text(findings_text("new findings", validation.new_findings, colours, "error" if not validation.ok else "warning"))
-            checks.append_text(findings_text("resolved findings", validation.resolved_findings or [], colours, "success"))
+            checks = Text(
+                "\n\nChecks on the result (as it would be after applying)\n", style=f"bold {colours.get('primary', '')}"
+            )
+            checks.append_text(
+                findings_text(
+                    "new findings", validation.new_findings, colours, "error" if not validation.ok else "warning"
+                )
+            )
+            checks.append_text(
+                findings_text("resolved findings", validation.resolved_findings or [], colours, "success")
+            )
             parts.append(checks)
-        parts.append(Text(f"\nChanges ({'side by side' if self.side else 'unified'}; s toggles)", style=f"bold {colours.get('primary', '')}"))
+        parts.append(
+            Text(
+                f"\nChanges ({'side by side' if self.side else 'unified'}; s toggles)",
+                style=f"bold {colours.get('primary', '')}",
+            )
+        )
         for diff in review.diffs:
             promoted = review.promoted_lines(diff.path)
             parts.append(side_by_side(diff, colours, promoted) if self.side else unified(diff, colours, promoted))
         if review.three_way:
-            parts.append(Text(f"\n◐ stale: {plural(len(review.three_way), 'page')} changed on disk since the job's base; approving shows the three-way difference first", style=f"bold {colours.get('warning', '')}"))
+            parts.append(
+                Text(
+                    f"\n◐ stale: {plural(len(review.three_way), 'page')} changed on disk since the job's base; approving shows the three-way difference first",
+                    style=f"bold {colours.get('warning', '')}",
+                )
+            )
         self.query_one("#proposal-review", Static).update(Group(*parts))
 
     # ------------------------------------------------------------------ views
@@ -442,15 +483,29 @@ class ProposalsScreen(FilterInPlace, Screen):
                 body.append(f"\n\n▲ the result has {plural(len(new), 'new finding')}; see the review.", style="bold")
             body.append("\n\nz undoes the approval.", style="dim")
             choice = await self.app.push_screen_wait(
-                ChoiceDialog("Approve this proposal?", body, [("yes", "Approve"), ("no", "Cancel")], variant_of={"yes": "primary"}, focus="no" if new else "yes")
+                ChoiceDialog(
+                    "Approve this proposal?",
+                    body,
+                    [("yes", "Approve"), ("no", "Cancel")],
+                    variant_of={"yes": "primary"},
+                    focus="no" if new else "yes",
+                )
             )
             if choice != "yes":
                 return
         field = self.app.field
         try:
-            entry = proposals_mod.approve(field.root, review.proposal.id, accept_stale=accept_stale, fingerprint=review.fingerprint, field=field)
+            entry = proposals_mod.approve(
+                field.root, review.proposal.id, accept_stale=accept_stale, fingerprint=review.fingerprint, field=field
+            )
         except MemtuiError as exc:
-            safe.notify(self.app, f"{exc.message} ({exc.hint})" if exc.hint else exc.message, title="not approved", severity="error", timeout=10)
+            safe.notify(
+                self.app,
+                f"{exc.message} ({exc.hint})" if exc.hint else exc.message,
+                title="not approved",
+                severity="error",
+                timeout=10,
+            )
             self.refresh_queue()
             return
         commit = f", commit {entry.commit[:10]}" if getattr(entry, "commit", None) else ""
@@ -465,7 +520,9 @@ class ProposalsScreen(FilterInPlace, Screen):
         review = self._target(pending=True)
         if review is None:
             return
-        reason = await self.app.push_screen_wait(TextDialog("Reject this proposal", f"Why is {one_line(review.proposal.id)} rejected? (z undoes it)"))
+        reason = await self.app.push_screen_wait(
+            TextDialog("Reject this proposal", f"Why is {one_line(review.proposal.id)} rejected? (z undoes it)")
+        )
         if not reason:
             return
         try:
@@ -494,11 +551,21 @@ class ProposalsScreen(FilterInPlace, Screen):
             safe.notify(self.app, exc.message, severity="error", timeout=10)
             return
         colours = self.app.palette()
-        parts: list = [Text(f"Revert {one_line(review.proposal.id)}: the pages return to their bytes from before the approval. It counts toward the job's regret rate.\n", style="bold")]
+        parts: list = [
+            Text(
+                f"Revert {one_line(review.proposal.id)}: the pages return to their bytes from before the approval. It counts toward the job's regret rate.\n",
+                style="bold",
+            )
+        ]
         for page in plan.pages:
             parts.append(unified(page.diff, colours))
             if page.conflict and page.lost is not None:
-                parts.append(Text(f"▲ {one_line(page.path)} changed since the approval; reverting discards:", style=f"bold {colours.get('warning', '')}"))
+                parts.append(
+                    Text(
+                        f"▲ {one_line(page.path)} changed since the approval; reverting discards:",
+                        style=f"bold {colours.get('warning', '')}",
+                    )
+                )
                 parts.append(unified(page.lost, colours))
         force = bool(plan.conflicts)
         choice = await self.app.push_screen_wait(
@@ -512,7 +579,9 @@ class ProposalsScreen(FilterInPlace, Screen):
         )
         if choice != "yes":
             return
-        reason = await self.app.push_screen_wait(TextDialog("Revert this proposal", "Why is it reverted? (this counts toward the job's regret rate)"))
+        reason = await self.app.push_screen_wait(
+            TextDialog("Revert this proposal", "Why is it reverted? (this counts toward the job's regret rate)")
+        )
         if not reason:
             return
         try:
@@ -551,7 +620,11 @@ class ProposalsScreen(FilterInPlace, Screen):
         if entry is not None and not entry.pending and (self.show_decided or highlighted in self._decided_here):
             decision = undo_mod.latest(root, kind=undo_mod.PROPOSALS, target=highlighted)
             if decision is None:
-                safe.notify(self.app, f"{highlighted} was {entry.state}: that cannot be undone (revert an approval with u)", severity="warning")
+                safe.notify(
+                    self.app,
+                    f"{highlighted} was {entry.state}: that cannot be undone (revert an approval with u)",
+                    severity="warning",
+                )
                 return
         else:
             decision = undo_mod.latest(root, kind=undo_mod.PROPOSALS)
@@ -567,20 +640,40 @@ class ProposalsScreen(FilterInPlace, Screen):
             if page.diff is not None:
                 parts.append(unified(page.diff, colours))
             if page.conflict:
-                parts.append(Text(f"▲ {one_line(page.path)} changed since the approval: undoing replaces those edits (kept in .memtui/blobs/)", style="bold"))
+                parts.append(
+                    Text(
+                        f"▲ {one_line(page.path)} changed since the approval: undoing replaces those edits (kept in .memtui/blobs/)",
+                        style="bold",
+                    )
+                )
         for problem in plan.problems:
             parts.append(Text(f"✖ {one_line(problem)}", style="bold"))
         if plan.problems:
-            await self.app.push_screen_wait(ChoiceDialog("This decision cannot be undone", Group(*parts), [("ok", "OK")]))
+            await self.app.push_screen_wait(
+                ChoiceDialog("This decision cannot be undone", Group(*parts), [("ok", "OK")])
+            )
             return
         risky = bool(plan.conflicts)
-        choice = await self.app.push_screen_wait(ConfirmDialog("Undo this decision?", Group(*parts), yes="Undo (replace later edits)" if risky else "Undo", danger=risky))
+        choice = await self.app.push_screen_wait(
+            ConfirmDialog(
+                "Undo this decision?",
+                Group(*parts),
+                yes="Undo (replace later edits)" if risky else "Undo",
+                danger=risky,
+            )
+        )
         if choice != "yes":
             return
         try:
             undone, _ = undo_mod.undo(root, decision=decision, force=risky, readonly=self.app.field.readonly)
         except MemtuiError as exc:
-            safe.notify(self.app, f"{exc.message} ({exc.hint})" if exc.hint else exc.message, title="not undone", severity="error", timeout=10)
+            safe.notify(
+                self.app,
+                f"{exc.message} ({exc.hint})" if exc.hint else exc.message,
+                title="not undone",
+                severity="error",
+                timeout=10,
+            )
             return
         safe.notify(self.app, f"undone: {undo_mod.describe(undone)}", timeout=5)
         self._decided_here.discard(undone.target)

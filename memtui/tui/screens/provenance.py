@@ -99,11 +99,15 @@ class ProvenanceScreen(PageScreen):
         else:
             problem = "it was deleted"
         if result is None:
-            rows = RawRows(header=[Text(f"✖ cannot read {one_line(self.claim_path)}: {one_line(problem)}", style="bold")])
+            rows = RawRows(
+                header=[Text(f"✖ cannot read {one_line(self.claim_path)}: {one_line(problem)}", style="bold")]
+            )
         else:
             info = self.app.field.pages.get(self.claim_path)
             fact_page, view_end = self._body_settings(info)
-            rows = BodyRows(parse_bytes(self.claim_path, result[0]), colours, fact_page=fact_page, agent_view_ends=view_end)
+            rows = BodyRows(
+                parse_bytes(self.claim_path, result[0]), colours, fact_page=fact_page, agent_view_ends=view_end
+            )
         self.app.call_from_thread(self._claim_read, rows)
 
     def _claim_read(self, rows: Rows) -> None:

@@ -80,7 +80,9 @@ def review_body(review: quarantine_mod.PageReview, colours: dict[str, str]) -> T
     if review.source:
         head.append(f"\ntainted by: {one_line(review.source)}")
     if review.destination_problem:
-        head.append(f"\n✖ approving cannot move it: {one_line(review.destination_problem)}", style=colours.get("error", ""))
+        head.append(
+            f"\n✖ approving cannot move it: {one_line(review.destination_problem)}", style=colours.get("error", "")
+        )
     elif review.destination and review.destination != review.path:
         head.append(f"\napproving moves it to: {one_line(review.destination)}")
     else:
@@ -94,7 +96,10 @@ def review_body(review: quarantine_mod.PageReview, colours: dict[str, str]) -> T
     flags = review.flags
     flag_text = Text()
     if flags:
-        flag_text.append(f"\n⚑ {plural(len(flags), 'spot')} look{'s' if len(flags) == 1 else ''} like instructions or payloads aimed at an agent:\n", style=f"bold {colours.get('error', '')}")
+        flag_text.append(
+            f"\n⚑ {plural(len(flags), 'spot')} look{'s' if len(flags) == 1 else ''} like instructions or payloads aimed at an agent:\n",
+            style=f"bold {colours.get('error', '')}",
+        )
         for flag in flags:
             colour = colours.get(SEVERITY_STYLE.get(flag.severity, "warning"), "")
             flag_text.append(f"  L{flag.line} ⚑ {flag.severity} ", style=f"bold {colour}")
@@ -104,7 +109,10 @@ def review_body(review: quarantine_mod.PageReview, colours: dict[str, str]) -> T
         flag_text.append("\n✓ no instruction-like lines found\n", style=colours.get("success", ""))
     if review.hazards:
         kinds = sorted({kind for _, _, kind, _ in review.hazards})
-        flag_text.append(f"▲ {plural(len(review.hazards), 'hidden/control character')} ({', '.join(kinds)}), shown as ⟨…⟩ and ␛-style symbols\n", style=colours.get("warning", ""))
+        flag_text.append(
+            f"▲ {plural(len(review.hazards), 'hidden/control character')} ({', '.join(kinds)}), shown as ⟨…⟩ and ␛-style symbols\n",
+            style=colours.get("warning", ""),
+        )
     layout.add_row(flag_text)
     raw = Table.grid(padding=(0, 1), expand=True)
     raw.add_column(justify="right", style="dim", no_wrap=True)
@@ -157,7 +165,9 @@ class QuarantineScreen(FilterInPlace, Screen):
         self.show_decided = False
         self.records: list[ledger.DecisionRecord] = []
         self._decided: dict[str, Decided] = {}
-        self._options: dict[str, tuple[str, str]] = {}  # option id -> (kind, value); kinds: page, decided, group, record
+        self._options: dict[
+            str, tuple[str, str]
+        ] = {}  # option id -> (kind, value); kinds: page, decided, group, record
         self._want: str | None = None  # the page to highlight once the queue is read again
 
     def compose(self) -> ComposeResult:
@@ -207,7 +217,9 @@ class QuarantineScreen(FilterInPlace, Screen):
             del self._decided[path]  # back in the queue (undone, or written again)
         self._rebuild()
 
-    def _group_items(self, source: str, pending: list[quarantine_mod.QueueItem]) -> list[tuple[quarantine_mod.QueueItem, str | None]]:
+    def _group_items(
+        self, source: str, pending: list[quarantine_mod.QueueItem]
+    ) -> list[tuple[quarantine_mod.QueueItem, str | None]]:
         """The group's items in queue order, decided ones in the place they had."""
         items: list[tuple[quarantine_mod.QueueItem, str | None]] = [(item, None) for item in pending]
         items += [(d.item, d.verb) for d in self._decided.values() if d.source == source]
@@ -258,7 +270,9 @@ class QuarantineScreen(FilterInPlace, Screen):
             self._add(options, label, "group", source)
             for item, verb in items:
                 self._add(options, item_prompt(item, colours, verb), "decided" if verb else "page", item.path)
-        sessions = sorted(path for path, row in self.app.rows.items() if path.startswith("sessions/") and row.trust == "quarantined")
+        sessions = sorted(
+            path for path, row in self.app.rows.items() if path.startswith("sessions/") and row.trust == "quarantined"
+        )
         if sessions:
             note = Text(
                 f"◇ {plural(len(sessions), 'tainted session transcript')} not counted: evidence, kept as is, never reviewed",
@@ -267,14 +281,30 @@ class QuarantineScreen(FilterInPlace, Screen):
             options.append(Option(note, disabled=True))
         options.append(Option(Text(""), disabled=True))
         unreviewed = self._group_items("", queue.unreviewed)
-        options.append(Option(Text(f"◌ Unreviewed (not tainted): {len(queue.unreviewed)} waiting", style=f"bold {colours.get('warning', '')}"), disabled=True))
+        options.append(
+            Option(
+                Text(
+                    f"◌ Unreviewed (not tainted): {len(queue.unreviewed)} waiting",
+                    style=f"bold {colours.get('warning', '')}",
+                ),
+                disabled=True,
+            )
+        )
         for item, verb in unreviewed:
             self._add(options, item_prompt(item, colours, verb), "decided" if verb else "page", item.path)
         return options
 
     def _decided_view_options(self) -> list[Option]:
         colours = self.app.palette()
-        options: list[Option] = [Option(Text(f"Decided: {plural(len(self.records), 'decision')}, newest first (d: back to the queue)", style="bold"), disabled=True)]
+        options: list[Option] = [
+            Option(
+                Text(
+                    f"Decided: {plural(len(self.records), 'decision')}, newest first (d: back to the queue)",
+                    style="bold",
+                ),
+                disabled=True,
+            )
+        ]
         for index, record in enumerate(self.records):
             entry = record.entry
             if not matches(self.text_filter, entry.target, entry.who, entry.reason or ""):
@@ -334,7 +364,7 @@ class QuarantineScreen(FilterInPlace, Screen):
         paths = [value for _, value in order]
         start = paths.index(path) if path in paths else -1
         after = [value for kind, value in order[start + 1 :] if kind == "page"]
-        before = [value for kind, value in order[:max(start, 0)] if kind == "page"]
+        before = [value for kind, value in order[: max(start, 0)] if kind == "page"]
         return after[0] if after else (before[-1] if before else None)
 
     def _current_group(self) -> str | None:
@@ -373,7 +403,9 @@ class QuarantineScreen(FilterInPlace, Screen):
         if path and self.app.field is not None and path in self.app.field.pages:
             self.app.open_page(path)
         elif kind in ("decided", "record"):
-            self.notify("rejected pages live in .memtui/archive/ and are not pages any more; z brings one back", timeout=5)
+            self.notify(
+                "rejected pages live in .memtui/archive/ and are not pages any more; z brings one back", timeout=5
+            )
 
     def show_review(self, path: str) -> None:
         try:
@@ -390,7 +422,9 @@ class QuarantineScreen(FilterInPlace, Screen):
         group = self.queue.group(source) if self.queue else None
         self.review = None
         if group is None:
-            self.query_one("#review", Static).update(Text(f"every page from {one_line(source)} is decided", style="bold"))
+            self.query_one("#review", Static).update(
+                Text(f"every page from {one_line(source)} is decided", style="bold")
+            )
             return
         text = Text(f"Session or source: {one_line(source)}\n\n", style="bold")
         for item in group.items:
@@ -424,7 +458,9 @@ class QuarantineScreen(FilterInPlace, Screen):
             if moved:
                 text.append(f" → {one_line(str(moved))}")
         if record.undone_by is not None:
-            text.append(f"\n\nundone by {one_line(record.undone_by.who)} on {one_line(record.undone_by.ts)}", style="bold")
+            text.append(
+                f"\n\nundone by {one_line(record.undone_by.who)} on {one_line(record.undone_by.ts)}", style="bold"
+            )
         else:
             text.append("\n\nz reopens it (undo): the page goes back to the queue as it was.", style="dim")
         return text
@@ -432,7 +468,9 @@ class QuarantineScreen(FilterInPlace, Screen):
     def _show_decided(self, path: str) -> None:
         self.review = None
         record = next((r for r in self.records if r.entry.target == path and r.undone_by is None), None)
-        self.query_one("#review", Static).update(self._record_text(record) if record else Text(f"{one_line(path)}: decided"))
+        self.query_one("#review", Static).update(
+            self._record_text(record) if record else Text(f"{one_line(path)}: decided")
+        )
 
     def _show_record(self, index: int) -> None:
         self.review = None
@@ -483,31 +521,43 @@ class QuarantineScreen(FilterInPlace, Screen):
         folder = None
         if ask_folder:
             folder = await self.app.push_screen_wait(
-                TextDialog("Approve to a folder", "Move the approved page into which folder?", value=review.move_to or "notes")
+                TextDialog(
+                    "Approve to a folder", "Move the approved page into which folder?", value=review.move_to or "notes"
+                )
             )
             if not folder:
                 return
-        where = folder or (review.destination if review.destination and review.destination != review.path else "where it is")
+        where = folder or (
+            review.destination if review.destination and review.destination != review.path else "where it is"
+        )
         danger = sum(1 for flag in review.flags if flag.severity == "danger")
         body = Text()
         body.append(f"{one_line(review.path)}\n", style="bold")
-        body.append(f"sets reviewed: true, reviewed_by, reviewed_at (nothing else changes)\nmoves it to: {one_line(where)}\n")
+        body.append(
+            f"sets reviewed: true, reviewed_by, reviewed_at (nothing else changes)\nmoves it to: {one_line(where)}\n"
+        )
         if review.flags:
             body.append(f"\n⚑ {plural(len(review.flags), 'instruction-like spot')} flagged in this page", style="bold")
             body.append(f" ({danger} danger): Cancel is focused.\n" if danger else ".\n", style="bold")
         body.append("\nIt is not added to MEMORY.md unless you choose so. z undoes the decision.", style="dim")
         choice = await self.app.push_screen_wait(
             ChoiceDialog(
-                "Approve this page?", body,
+                "Approve this page?",
+                body,
                 [("approve", "Approve"), ("memory", "Approve + add to MEMORY.md"), ("cancel", "Cancel")],
-                variant_of={"approve": "error" if danger else "primary"}, focus="cancel" if danger else "approve",
+                variant_of={"approve": "error" if danger else "primary"},
+                focus="cancel" if danger else "approve",
             )
         )
         if choice not in ("approve", "memory"):
             return
         await self._decide(
             lambda: quarantine_mod.approve_pages(
-                self.app.field.root, [(review.path, review.sha256)], to=folder, add_to_memory=choice == "memory", readonly=self.app.field.readonly
+                self.app.field.root,
+                [(review.path, review.sha256)],
+                to=folder,
+                add_to_memory=choice == "memory",
+                readonly=self.app.field.readonly,
             ),
             "approved",
         )
@@ -521,12 +571,18 @@ class QuarantineScreen(FilterInPlace, Screen):
         if review is None:
             return
         reason = await self.app.push_screen_wait(
-            TextDialog("Reject this page", f"Why is {one_line(review.path)} rejected? (it moves to .memtui/archive/, nothing is deleted; z undoes it)", placeholder="e.g. prompt injection from a web page")
+            TextDialog(
+                "Reject this page",
+                f"Why is {one_line(review.path)} rejected? (it moves to .memtui/archive/, nothing is deleted; z undoes it)",
+                placeholder="e.g. prompt injection from a web page",
+            )
         )
         if not reason:
             return
         await self._decide(
-            lambda: quarantine_mod.reject_pages(self.app.field.root, [(review.path, review.sha256)], reason=reason, readonly=self.app.field.readonly),
+            lambda: quarantine_mod.reject_pages(
+                self.app.field.root, [(review.path, review.sha256)], reason=reason, readonly=self.app.field.readonly
+            ),
             "rejected",
         )
 
@@ -553,15 +609,23 @@ class QuarantineScreen(FilterInPlace, Screen):
                 ConfirmDialog(
                     f"Approve all {plural(len(bound), 'page')} from this session?",
                     Text.assemble(Text(f"{one_line(source)}\n\n", style="bold"), listing),
-                    yes="Approve all", danger=True,
+                    yes="Approve all",
+                    danger=True,
                 )
             )
             if ok != "yes":
                 return
-            await self._decide(lambda: quarantine_mod.approve_pages(self.app.field.root, bound, readonly=self.app.field.readonly), "approved")
+            await self._decide(
+                lambda: quarantine_mod.approve_pages(self.app.field.root, bound, readonly=self.app.field.readonly),
+                "approved",
+            )
         else:
             reason = await self.app.push_screen_wait(
-                TextDialog(f"Reject all {plural(len(bound), 'page')} from this session", f"Why? ({one_line(source)})", placeholder="e.g. the session read a poisoned page")
+                TextDialog(
+                    f"Reject all {plural(len(bound), 'page')} from this session",
+                    f"Why? ({one_line(source)})",
+                    placeholder="e.g. the session read a poisoned page",
+                )
             )
             if not reason:
                 return
@@ -570,19 +634,32 @@ class QuarantineScreen(FilterInPlace, Screen):
             )
             if ok != "yes":
                 return
-            await self._decide(lambda: quarantine_mod.reject_pages(self.app.field.root, bound, reason=reason, readonly=self.app.field.readonly), "rejected")
+            await self._decide(
+                lambda: quarantine_mod.reject_pages(
+                    self.app.field.root, bound, reason=reason, readonly=self.app.field.readonly
+                ),
+                "rejected",
+            )
 
     async def _decide(self, action, verb: str) -> None:
         try:
             decisions = action()
         except StaleWriteError as exc:
-            safe.notify(self.app, f"{exc.message}: look at it again before deciding", title="changed since shown", severity="warning", timeout=8)
+            safe.notify(
+                self.app,
+                f"{exc.message}: look at it again before deciding",
+                title="changed since shown",
+                severity="warning",
+                timeout=8,
+            )
             self.refresh_queue()
             if self.review is not None:
                 self.show_review(self.review.path)
             return
         except MemtuiError as exc:
-            safe.notify(self.app, f"{exc.message} ({exc.hint})" if exc.hint else exc.message, severity="error", timeout=10)
+            safe.notify(
+                self.app, f"{exc.message} ({exc.hint})" if exc.hint else exc.message, severity="error", timeout=10
+            )
             return
         moved = [d.moved_to or d.path for d in decisions]
         safe.notify(self.app, f"{verb} {plural(len(decisions), 'page')}: {', '.join(moved[:3])} (z undoes)", timeout=5)
@@ -651,14 +728,22 @@ class QuarantineScreen(FilterInPlace, Screen):
             return
         risky = bool(plan.conflicts)
         choice = await self.app.push_screen_wait(
-            ConfirmDialog("Undo this decision?", body, yes="Undo (replace later edits)" if risky else "Undo", danger=risky)
+            ConfirmDialog(
+                "Undo this decision?", body, yes="Undo (replace later edits)" if risky else "Undo", danger=risky
+            )
         )
         if choice != "yes":
             return
         try:
             undone, _entry = undo_mod.undo(root, decision=decision, force=risky, readonly=self.app.field.readonly)
         except MemtuiError as exc:
-            safe.notify(self.app, f"{exc.message} ({exc.hint})" if exc.hint else exc.message, title="not undone", severity="error", timeout=10)
+            safe.notify(
+                self.app,
+                f"{exc.message} ({exc.hint})" if exc.hint else exc.message,
+                title="not undone",
+                severity="error",
+                timeout=10,
+            )
             return
         safe.notify(self.app, f"undone: {undo_mod.describe(undone)}", timeout=5)
         self._decided.pop(undone.target, None)

@@ -29,7 +29,7 @@ from memtui.tui.widgets.lists import MarkedOptionList
 from memtui.tui.widgets.status_bar import StatusBar
 
 HELP = (
-    "words (pages with all of them first), \"phrases\", #tag, AND/OR/NOT · filters: kind:semantic "
+    'words (pages with all of them first), "phrases", #tag, AND/OR/NOT · filters: kind:semantic '
     "subject:decision/* tag:suggested ftag:NAME status:current|superseded|quarantined|unreviewed "
     "origin:agent path:notes/* lang:ru"
 )
@@ -88,7 +88,10 @@ class SearchScreen(Screen):
         Binding("pageup", "move(-10)", "Page up", show=False),
         Binding("escape", "back", "Back"),
     ]
-    HELP_EXTRA = [("up  down", "move the highlighted result (the focus stays in the box)"), ("tab", "to the results list")]
+    HELP_EXTRA = [
+        ("up  down", "move the highlighted result (the focus stays in the box)"),
+        ("tab", "to the results list"),
+    ]
 
     def __init__(self) -> None:
         super().__init__()
@@ -213,7 +216,11 @@ class SearchScreen(Screen):
                 message.append(f"  {one_line(error.hint)}", style="dim")
             self._error_timer = self.set_timer(ERROR_DELAY, lambda: self._show_error(query, message))
             return
-        previous = self.hits[results.highlighted].path if self.hits and results.highlighted is not None and results.highlighted < len(self.hits) else None
+        previous = (
+            self.hits[results.highlighted].path
+            if self.hits and results.highlighted is not None and results.highlighted < len(self.hits)
+            else None
+        )
         results.clear_options()
         self.hits, self.hits_query = hits, query
         if not query.strip():

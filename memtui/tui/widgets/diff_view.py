@@ -74,7 +74,9 @@ def side_by_side(
     add = colours.get("success", "")
     remove = colours.get("error", "")
     table = Table(
-        title=Text(f"{one_line(diff.path)}  ({diff.action})", style="bold"), title_justify="left", expand=True,
+        title=Text(f"{one_line(diff.path)}  ({diff.action})", style="bold"),
+        title_justify="left",
+        expand=True,
         show_lines=False,
     )
     table.add_column("", justify="right", style="dim", no_wrap=True, width=4)

@@ -24,11 +24,15 @@ class MemtuiFooter(Footer):
     _shown: tuple | None = None  # what the keys were made from (see ``bindings_changed``)
 
     def _signature(self) -> tuple:
-        return tuple(
-            (binding.key, binding.action, binding.description, binding.key_display, enabled, tooltip)
-            for (_node, binding, enabled, tooltip) in self.screen.active_bindings.values()
-            if binding.show
-        ), self.compact, self.show_command_palette
+        return (
+            tuple(
+                (binding.key, binding.action, binding.description, binding.key_display, enabled, tooltip)
+                for (_node, binding, enabled, tooltip) in self.screen.active_bindings.values()
+                if binding.show
+            ),
+            self.compact,
+            self.show_command_palette,
+        )
 
     def bindings_changed(self, screen) -> None:
         """Make the keys again only when what they show changed: Textual's footer rebuilds every
@@ -49,7 +53,9 @@ class MemtuiFooter(Footer):
             self._shown = self._signature()
         pinned = []
         for widget in super().compose():
-            if isinstance(widget, FooterKey) and (widget.action in PINNED_ACTIONS or widget.has_class("-command-palette")):
+            if isinstance(widget, FooterKey) and (
+                widget.action in PINNED_ACTIONS or widget.has_class("-command-palette")
+            ):
                 pinned.append(widget)
                 continue
             yield widget

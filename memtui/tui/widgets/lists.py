@@ -48,7 +48,9 @@ class MarkedOptionList(OptionList):
         if highlighted:
             # The prompt's own colours give way to the highlight's one readable pair.
             plain = Style(color=base.color, bgcolor=base.bgcolor, dim=False)
-            strip = Strip([Segment(text, (seg_style or Style()) + plain, control) for text, seg_style, control in strip])
+            strip = Strip(
+                [Segment(text, (seg_style or Style()) + plain, control) for text, seg_style, control in strip]
+            )
         return Strip([Segment(mark, base + Style(bold=True)), *strip])
 
 
@@ -72,7 +74,9 @@ class FilterBox(Input):
         def control(self) -> FilterBox:
             return self.box
 
-    def __init__(self, *, id: str | None = None, placeholder: str = "filter: type words (enter: back to the list, escape: clear)") -> None:
+    def __init__(
+        self, *, id: str | None = None, placeholder: str = "filter: type words (enter: back to the list, escape: clear)"
+    ) -> None:
         super().__init__(placeholder=placeholder, id=id, classes="filter-box")
         self.display = False
 

@@ -150,8 +150,9 @@ class BodyRows(Rows):
             shown = [visible(line.text) for line in lines]
             self.shown.extend(shown)
             self.widths.extend(
-                _cells(text) if line.number not in untagged else (
-                    cells + note if (cells := _cells(text)) >= 0 else cells - note)
+                _cells(text)
+                if line.number not in untagged
+                else (cells + note if (cells := _cells(text)) >= 0 else cells - note)
                 for line, text in zip(lines, shown)
             )
             for index, (line, text) in enumerate(zip(lines, shown), start):

@@ -151,7 +151,9 @@ class PageTable(ScrollView, can_focus=True):
             super().__init__(table)
             self.column = column
 
-    def __init__(self, columns: Sequence[Column], *, name: str | None = None, id: str | None = None, classes: str | None = None) -> None:
+    def __init__(
+        self, columns: Sequence[Column], *, name: str | None = None, id: str | None = None, classes: str | None = None
+    ) -> None:
         super().__init__(name=name, id=id, classes=classes)
         self.columns = list(columns)
         self._keys: list[str] = []
@@ -235,8 +237,11 @@ class PageTable(ScrollView, can_focus=True):
     def fitted_columns(self) -> tuple[tuple[str, int, int], ...]:
         """Each FIT column's key, cell number and narrowest width (its label): what a list made
         off the UI thread needs to measure its widths (``page_list.fill_list``)."""
-        return tuple((column.key, number, cell_len(column.label) + 2)
-                     for number, column in enumerate(self.columns) if column.width == FIT)
+        return tuple(
+            (column.key, number, cell_len(column.label) + 2)
+            for number, column in enumerate(self.columns)
+            if column.width == FIT
+        )
 
     def _fit_of(self, rows: Sequence[tuple[str, tuple[Cell, ...]]]) -> dict[str, int]:
         """Width of each FIT column: its widest cell (few distinct values: measured once each)."""
@@ -277,7 +282,9 @@ class PageTable(ScrollView, can_focus=True):
     def _compute_widths(self, total: int) -> list[int]:
         """Each column's width; 0 for a column dropped because the terminal is too narrow."""
         total -= GUTTER  # the cursor marker column
-        fixed_width = {c.key: (self._fit.get(c.key, cell_len(c.label) + 2) if c.width == FIT else c.width) for c in self.columns}
+        fixed_width = {
+            c.key: (self._fit.get(c.key, cell_len(c.label) + 2) if c.width == FIT else c.width) for c in self.columns
+        }
         shown = list(self.columns)
 
         def needed(columns) -> int:
@@ -437,4 +444,3 @@ class PageTable(ScrollView, can_focus=True):
             self.cursor = index
             if event.chain >= 2:
                 self.action_select()
-

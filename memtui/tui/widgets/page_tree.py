@@ -93,9 +93,7 @@ class PageTree(Tree[str]):
 
     def _subfolders(self, folder: str) -> list[str]:
         prefix = folder + "/" if folder else ""
-        return sorted(
-            f for f in self._folders if f.startswith(prefix) and f != folder and "/" not in f[len(prefix) :]
-        )
+        return sorted(f for f in self._folders if f.startswith(prefix) and f != folder and "/" not in f[len(prefix) :])
 
     def _fill(self, node: TreeNode[str], folder: str, opened: set[str]) -> None:
         for sub in self._subfolders(folder):

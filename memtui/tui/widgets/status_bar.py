@@ -110,7 +110,9 @@ class StatusBar(Horizontal):
             else:
                 text.append(f"  ⛔ {quarantined} quarantined", style=self._colour("error") if quarantined else "")
                 text.append(f"  ◌ {unreviewed} unreviewed", style=self._colour("warning") if unreviewed else "")
-                text.append(f"  ✖ {plural(counts.get('errors', 0), 'error')} ▲ {plural(counts.get('warnings', 0), 'warning')}")
+                text.append(
+                    f"  ✖ {plural(counts.get('errors', 0), 'error')} ▲ {plural(counts.get('warnings', 0), 'warning')}"
+                )
                 if counts.get("proposals"):
                     text.append(f"  ✎ {plural(counts['proposals'], 'proposal')}", style=self._colour("accent"))
             glyph, word, colour = index_state(app)
