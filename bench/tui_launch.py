@@ -46,12 +46,11 @@ async def _settled(app, *, quiet: float = 1.0, limit: float = 300.0) -> float:
     started = time.perf_counter()
     calm_since = None
     while time.perf_counter() - started < limit:
-        index = app.index
+        index = app.session.index
         busy = (
             (index is not None and (index.writing() or index.merging()))
-            or app._analysis_pending
-            or app._analysis_timer
-            or app._row_writes.running
+            or not app.session.settled
+            or app.session.writing_caches
             or any(worker.state == WorkerState.RUNNING for worker in app.workers)
         )
         now = time.perf_counter()
@@ -136,7 +135,9 @@ async def _storm(field: Path, *, rate: int, seconds: float, expected: int) -> di
                 if path not in written:
                     time.sleep(0.01)
                     continue
-                hits = app.index.search(f"stormword{number}x", limit=1) if app.index is not None else None
+                hits = (
+                    app.session.index.search(f"stormword{number}x", limit=1) if app.session.index is not None else None
+                )
                 if hits is not None and any(h.path == path for h in hits):
                     lags.append(time.monotonic() - written[path])
                     checked.add(path)
@@ -196,7 +197,7 @@ async def _trickle(field: Path, *, changes: int, pause: float) -> dict:
         await app.ready.wait()
         await app.index_ready.wait()
         settle_s = await _settled(app)
-        existing = sorted(path for path in app.field.pages if path.startswith("notes/") or "/" in path)
+        existing = sorted(path for path in app.session.field.pages if path.startswith("notes/") or "/" in path)
         loop = asyncio.get_running_loop()
         for number in range(changes):
             marker = f"tricklemark{number}x{rng.randrange(10**6)}"
@@ -213,7 +214,7 @@ async def _trickle(field: Path, *, changes: int, pause: float) -> dict:
             while True:
                 # Asked from a thread, as the app's search box asks: the UI loop keeps running.
                 hits = await loop.run_in_executor(
-                    None, lambda marker=marker: app.index.search(marker, limit=3) if app.index else []
+                    None, lambda marker=marker: app.session.index.search(marker, limit=3) if app.session.index else []
                 )
                 if any(hit.path == rel for hit in hits):
                     lags.append(time.perf_counter() - started)
@@ -260,10 +261,10 @@ async def _measure(field: Path, *, use_index: bool, keys: int, expected: int) ->
         building = 0
         if keys and use_index:
             # Wait until the index build is under way, then type while it runs.
-            while app.index is None and not app.index_progress.total and not app.index_ready.is_set():
+            while app.session.index is None and not app.session.index_progress.total and not app.index_ready.is_set():
                 await asyncio.sleep(0.005)
         for _ in range(keys):
-            if app.index is None and not app.index_ready.is_set():
+            if app.session.index is None and not app.index_ready.is_set():
                 building += 1
             before = table.cursor
             repainted = asyncio.get_running_loop().create_future()

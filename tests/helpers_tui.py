@@ -44,8 +44,7 @@ async def screen_settled(app: MemtuiApp, pilot) -> None:
         if (
             getattr(screen, "_reload_timer", None) is None
             and getattr(screen, "_filter_timer", None) is None
-            and getattr(app, "_analysis_timer", None) is None
-            and not getattr(app, "_analysis_pending", False)
+            and app.session.settled
         ):
             break
         await pilot.pause(0.02)

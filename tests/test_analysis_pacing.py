@@ -1,4 +1,4 @@
-"""The analysis makes room for the search index: it calls back between its steps, and the app
+"""The analysis makes room for the search index: it calls back between its steps, and the session
 waits there while the index has changes to commit, within a budget per analysis."""
 
 from __future__ import annotations
@@ -10,8 +10,8 @@ from types import SimpleNamespace
 
 from memtui.dialects.open import open_field
 from memtui.field.check_memo import CheckMemo
-from memtui.tui.app import INDEX_FIRST_S, MemtuiApp
-from memtui.tui.model import analyse
+from memtui.session.analysis import analyse
+from memtui.session.session import INDEX_FIRST_S, Session
 
 SAMPLE = Path(__file__).resolve().parent.parent / "sample-field"
 
@@ -37,21 +37,21 @@ class _Index:
         return self.busy
 
 
-def test_the_app_waits_for_a_busy_index_within_the_budget_of_one_analysis() -> None:
+def test_the_session_waits_for_a_busy_index_within_the_budget_of_one_analysis() -> None:
     app = SimpleNamespace(index=_Index(busy=True))
     budget = [INDEX_FIRST_S]
     started = time.perf_counter()
-    MemtuiApp._let_index_write(app, budget)
+    Session._let_index_write(app, budget)
     waited = time.perf_counter() - started
     assert INDEX_FIRST_S * 0.9 <= waited and budget[0] <= 0
     asked = app.index.asked
-    MemtuiApp._let_index_write(app, budget)  # the budget is spent: no more waiting in this analysis
+    Session._let_index_write(app, budget)  # the budget is spent: no more waiting in this analysis
     assert app.index.asked == asked
 
 
 def test_an_idle_index_costs_the_analysis_nothing() -> None:
     app = SimpleNamespace(index=_Index(busy=False))
     budget = [INDEX_FIRST_S]
-    MemtuiApp._let_index_write(app, budget)
+    Session._let_index_write(app, budget)
     assert app.index.asked == 1 and budget[0] > INDEX_FIRST_S * 0.9
-    MemtuiApp._let_index_write(SimpleNamespace(index=None), budget)  # no index (yet): nothing to wait for
+    Session._let_index_write(SimpleNamespace(index=None), budget)  # no index (yet): nothing to wait for

@@ -21,7 +21,7 @@ from memtui.dialects.open import open_field
 from memtui.field.check_memo import CheckMemo
 from memtui.field.checks import run_checks
 from memtui.field.claims import field_claims
-from memtui.tui.model import analyse
+from memtui.session.analysis import analyse
 
 SAMPLE = Path(__file__).resolve().parent.parent / "sample-field"
 NAMES = ["ghost-1", "Ghost Two", "ghost-3", "Pricing", "notes/ghost-1", "../notes/ghost-3.md", "alias-x"]

@@ -25,10 +25,10 @@ from memtui.field import page_cache, trust
 from memtui.field.field import Field, scan
 from memtui.index import IndexService
 from memtui.index.store import UntrustedIndex, check_files, read_manifest
+from memtui.render.glyphs import PENDING
 from memtui.review import quarantine
+from memtui.session import row_cache
 from memtui.store import locations
-from memtui.tui import row_cache
-from memtui.tui.model import PENDING
 from tests.helpers_field import run_cli_json
 
 HOSTILE = "quarantine/vendor-pricing-update.md"
@@ -245,7 +245,7 @@ async def test_forged_rows_are_never_shown(sample_field: Path) -> None:
     app = make_app(sample_field)
     async with app.run_test(size=SIZE) as pilot:
         await wait_ready(app, pilot)
-        cache_dir = app.field.cache_dir
+        cache_dir = app.session.field.cache_dir
     path = cache_dir / row_cache.ROW_CACHE
     header, _, body = path.read_bytes().partition(b"\n")
     rows = json.loads(body)

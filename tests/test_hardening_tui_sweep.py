@@ -158,7 +158,7 @@ async def test_every_screen_shows_hostile_names_ids_and_paths_as_inert_text(host
     app = make_app(hostile_field, use_index=True)
     async with app.run_test(size=SIZE) as pilot:
         await wait_ready(app, pilot, index=True)
-        assert PAGE in app.field.pages and QUARANTINED in app.field.pages
+        assert PAGE in app.session.field.pages and QUARANTINED in app.session.field.pages
         assert_inert(app, "browse list")
         await pilot.press("v")
         await settle(app, pilot)
@@ -187,7 +187,7 @@ async def test_every_screen_shows_hostile_names_ids_and_paths_as_inert_text(host
         # A citation of a transcript with a hostile name: the claim beside its evidence.
         from memtui.tui.screens.provenance import ProvenanceScreen
 
-        assert TRANSCRIPT in app.field.pages
+        assert TRANSCRIPT in app.session.field.pages
         app.open_page(CITING)
         await settle(app, pilot, PageScreen)
         app.screen.follow_link(next(i for i, link in enumerate(app.screen.links) if link.kind == "cite"))
@@ -316,7 +316,7 @@ async def test_every_screen_shows_hostile_names_ids_and_paths_as_inert_text(host
 
         # A notification naming a hostile path (a page changed on disk).
         (hostile_field / FOLDER_PAGE).write_bytes((hostile_field / FOLDER_PAGE).read_bytes() + b"- more [stated]\n")
-        app.reload_paths([FOLDER_PAGE])
+        app.session.reload_paths([FOLDER_PAGE])
         await settle(app, pilot)
         assert_inert(app, "notification")
         assert app.is_running

@@ -31,7 +31,7 @@ from memtui.index.analysis import (
     tag_terms,
     term_counts,
 )
-from memtui.index.fastwrite import INLINE_LIMIT, FastSegmentWriter
+from memtui.index.engine.fastwrite import INLINE_LIMIT, FastSegmentWriter
 from memtui.index.search import CharPrefix, QueryBuilder, Unit, parse_query
 
 SAMPLES = [
@@ -326,7 +326,7 @@ def test_compact_hash_buckets_write_the_term_file_whoosh_writes() -> None:
     from whoosh.filedb.filestore import RamStorage
     from whoosh.filedb.filetables import OrderedHashReader, OrderedHashWriter
 
-    from memtui.index.fastwrite import PositionBucket, _compact_buckets
+    from memtui.index.engine.fastwrite import PositionBucket, _compact_buckets
 
     keys = sorted({f"term{n * 7919 % 5003}".encode() for n in range(3000)})
     storage = RamStorage()

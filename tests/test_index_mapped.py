@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from memtui.index import IndexService
-from memtui.index.mapped_files import ViewFile, ViewIO
+from memtui.index.engine.mapped_files import ViewFile, ViewIO
 from tests.helpers_index import search_paths
 
 
@@ -61,7 +61,7 @@ def test_a_reader_reads_its_segments_in_place(sample_field: Path, tmp_path: Path
 
 
 def test_lengths_read_at_once_are_whooshs_own(sample_field: Path, tmp_path: Path) -> None:
-    from memtui.index.scoring import _column_lengths
+    from memtui.index.engine.scoring import _column_lengths
 
     svc = IndexService(sample_field, index_dir=tmp_path / "idx")
     try:
@@ -90,9 +90,9 @@ def test_the_merge_helper_reads_segments_in_place_too() -> None:
     probe = (
         "import sys\n"
         "from memtui.index.analysis import build_schema, codec\n"
-        "from memtui.index.fastwrite import FastSegmentWriter\n"
+        "from memtui.index.engine.fastwrite import FastSegmentWriter\n"
         "from whoosh.filedb import compound\n"
-        "from memtui.index.mapped_files import ViewFile\n"
+        "from memtui.index.engine.mapped_files import ViewFile\n"
         "assert 'memtui.index.store' not in sys.modules\n"
         "print(compound.BufferFile is ViewFile)\n"
     )

@@ -364,7 +364,7 @@ def test_a_second_process_searches_read_only_and_never_waits(sample_field: Path)
 def test_searching_after_commits_reuses_unchanged_segments_and_sees_every_change(sample_field: Path) -> None:
     """Whoosh's own refresh reused no segment reader (it files them by generation and looks
     them up by segment id) and could close one twice ("Reader already closed")."""
-    from memtui.index.readers import segment_readers
+    from memtui.index.engine.readers import segment_readers
 
     svc, _ = watching(sample_field)
     try:

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from memtui.index import service as service_mod
-from memtui.index.readers import segment_readers
+from memtui.index.engine.readers import segment_readers
 from memtui.index.store import IndexStore
 from tests.helpers import write_page
 from tests.helpers_index import (
@@ -183,16 +183,18 @@ async def test_the_app_with_its_writer_in_a_helper_shows_a_new_page_and_finds_it
     app = make_app(sample_field, use_index=True, watch=True)
     async with app.run_test(size=SIZE) as pilot:
         await wait_ready(app, pilot, index=True)
-        pid = _started(app.index)
-        assert "read-only" not in describe_sync(app) and not app.index.read_only
+        pid = _started(app.session.index)
+        assert "read-only" not in describe_sync(app.session) and not app.session.index.read_only
         table = app.screen.query_one(PageTable)
         (sample_field / "notes" / "helper-wrote.md").write_text(page("Helper", "A quokka smiled. [observed]"))
         for _ in range(200):
-            if "notes/helper-wrote.md" in table.keys() and search_paths(app.index, "quokka") == [
+            if "notes/helper-wrote.md" in table.keys() and search_paths(app.session.index, "quokka") == [
                 "notes/helper-wrote.md"
             ]:
                 break
             await pilot.pause(0.05)
         assert "notes/helper-wrote.md" in table.keys(), "the app read the page itself"
-        assert search_paths(app.index, "quokka") == ["notes/helper-wrote.md"], "and searches what the helper committed"
+        assert search_paths(app.session.index, "quokka") == ["notes/helper-wrote.md"], (
+            "and searches what the helper committed"
+        )
     assert _gone(pid), "the app's exit stops the helper"

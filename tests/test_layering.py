@@ -1,15 +1,10 @@
 """Layering: imports point one way, and nothing below the TUI imports Textual.
 
-Bottom to top: ``memtui.errors``/``memtui.textsafety`` (the base), ``store``,
-``field``, ``dialects`` (how each format reads into the model), then ``review``
-and ``index`` (each on the model), then ``cli`` and ``tui``. Two kinds of proof:
-
-- static: every ``import`` in every module (at the top, inside functions, under
-  ``TYPE_CHECKING``) is read from the source and checked against the table
-  below, and the module graph has no cycle;
-- at run time: each layer's modules are imported in a fresh ``python -c``
-  subprocess (so modules other tests imported do not count) and Textual must
-  not be among what got loaded.
+The rules are import-linter contracts in ``pyproject.toml`` (``[tool.importlinter]``): the
+layers bottom to top, Textual forbidden below the TUI, no import cycle inside a package.
+import-linter reads every import of every module (inside functions and under
+``TYPE_CHECKING`` too). What it cannot see is what a module imports when it runs: each layer
+below the TUI is imported here in a fresh interpreter, and Textual must not be loaded.
 """
 
 from __future__ import annotations
@@ -20,6 +15,7 @@ import os
 import pkgutil
 import subprocess
 import sys
+import tomllib
 from pathlib import Path
 
 import pytest
@@ -27,175 +23,86 @@ import pytest
 import memtui
 
 PACKAGE_DIR = Path(memtui.__file__).resolve().parent
-
-# Each layer and the layers it may import. "root" is the ``memtui`` package itself
-# (``__version__``); "base" is ``memtui.errors`` and ``memtui.textsafety``.
-LAYER_OF_MODULE = {
-    "memtui": "root",
-    "memtui.__main__": "entry",
-    "memtui.errors": "base",
-    "memtui.textsafety": "base",
-    "memtui.resources": "resources",
-}
-LAYER_OF_PACKAGE = {
-    "memtui.store": "store",
-    "memtui.field": "field",
-    "memtui.dialects": "dialects",
-    "memtui.review": "review",
-    "memtui.index": "index",
-    "memtui.cli": "cli",
-    "memtui.tui": "tui",
-}
-ALLOWED = {
-    "root": set(),
-    "base": {"root"},
-    "resources": {"root"},
-    "store": {"root", "base"},
-    "field": {"root", "base", "store"},
-    "dialects": {"root", "base", "store", "field"},
-    "review": {"root", "base", "store", "field", "dialects"},
-    "index": {"root", "base", "store", "field", "dialects"},
-    "cli": {"root", "base", "resources", "store", "field", "dialects", "review", "index", "tui"},
-    "tui": {"root", "base", "resources", "store", "field", "dialects", "review", "index"},
-    "entry": {"cli"},
-}
-BELOW_THE_TUI = ("memtui.store", "memtui.field", "memtui.dialects", "memtui.review", "memtui.index")
+PYPROJECT = PACKAGE_DIR.parent / "pyproject.toml"
+MAX_MODULES = 16  # a package holding more wants splitting by concern
 
 
-def all_modules() -> dict[str, Path]:
-    modules: dict[str, Path] = {}
-    for path in PACKAGE_DIR.rglob("*.py"):
-        rel = path.relative_to(PACKAGE_DIR.parent).with_suffix("")
-        parts = list(rel.parts)
-        if "_bundled" in parts:
-            continue
-        if parts[-1] == "__init__":
-            parts = parts[:-1]
-        modules[".".join(parts)] = path
-    return modules
+def contracts() -> list[dict]:
+    return tomllib.loads(PYPROJECT.read_text("utf-8"))["tool"]["importlinter"]["contracts"]
 
 
-def layer_of(module: str) -> str:
-    if module in LAYER_OF_MODULE:
-        return LAYER_OF_MODULE[module]
-    for package, layer in LAYER_OF_PACKAGE.items():
-        if module == package or module.startswith(package + "."):
-            return layer
-    raise AssertionError(f"{module} belongs to no layer: add its package to LAYER_OF_PACKAGE")
+def layers() -> list[list[str]]:
+    """The layers, top first, each a list of package names (``memtui.<name>``)."""
+    contract = next(c for c in contracts() if c["type"] == "layers")
+    return [[f"memtui.{name.strip()}" for name in layer.split("|")] for layer in contract["layers"]]
 
 
-def imports_of(module: str, path: Path, modules: dict[str, Path]) -> set[str]:
-    """Every memtui module ``module`` imports, wherever the import statement is."""
-    found: set[str] = set()
-    is_package = path.name == "__init__.py"
-    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
-        if isinstance(node, ast.ImportFrom):
-            base = node.module or ""
-            if node.level:
-                package = module.split(".") if is_package else module.split(".")[:-1]
-                package = package[: len(package) - (node.level - 1)]
-                base = ".".join(package + ([base] if base else []))
-            if base != "memtui" and not base.startswith("memtui."):
-                continue
-            for alias in node.names:
-                full = f"{base}.{alias.name}"
-                found.add(full if full in modules else base)
-        elif isinstance(node, ast.Import):
-            for alias in node.names:
-                if alias.name == "memtui" or alias.name.startswith("memtui."):
-                    found.add(alias.name)
-    found.discard(module)
-    return found
+def below_the_tui() -> list[str]:
+    contract = next(c for c in contracts() if c["type"] == "forbidden" and c["forbidden_modules"] == ["textual"])
+    return list(contract["source_modules"])
 
 
-def import_graph() -> dict[str, set[str]]:
-    modules = all_modules()
-    return {name: imports_of(name, path, modules) for name, path in modules.items()}
-
-
-def test_every_module_belongs_to_a_layer_and_every_package_says_what_it_holds():
-    for name, path in all_modules().items():
-        layer_of(name)
-        if path.name == "__init__.py" and name in LAYER_OF_PACKAGE:
-            doc = ast.get_docstring(ast.parse(path.read_text(encoding="utf-8"))) or ""
-            assert len(doc) > 80, f"{name} needs an opening docstring saying what it holds"
-            assert "import" in doc.lower(), f"{name}'s docstring must say what it may import"
-
-
-def test_imports_point_one_way():
-    wrong = []
-    for module, imported in sorted(import_graph().items()):
-        mine = layer_of(module)
-        for target in sorted(imported):
-            theirs = layer_of(target)
-            if theirs != mine and theirs not in ALLOWED[mine]:
-                wrong.append(f"{module} ({mine}) imports {target} ({theirs})")
-    assert wrong == []
-
-
-def test_the_module_graph_has_no_cycle():
-    graph = import_graph()
-    index: dict[str, int] = {}
-    low: dict[str, int] = {}
-    stack: list[str] = []
-    on_stack: set[str] = set()
-    cycles: list[list[str]] = []
-    counter = [0]
-
-    def visit(node: str) -> None:  # Tarjan's strongly connected components
-        index[node] = low[node] = counter[0]
-        counter[0] += 1
-        stack.append(node)
-        on_stack.add(node)
-        for nxt in graph[node]:
-            if nxt not in graph:
-                continue
-            if nxt not in index:
-                visit(nxt)
-                low[node] = min(low[node], low[nxt])
-            elif nxt in on_stack:
-                low[node] = min(low[node], index[nxt])
-        if low[node] == index[node]:
-            component = []
-            while True:
-                member = stack.pop()
-                on_stack.discard(member)
-                component.append(member)
-                if member == node:
-                    break
-            if len(component) > 1:
-                cycles.append(sorted(component))
-
-    for node in sorted(graph):
-        if node not in index:
-            visit(node)
-    assert cycles == []
-
-
-def test_the_static_check_sees_imports_inside_functions(tmp_path):
-    module = tmp_path / "m.py"
-    module.write_text(
-        "from typing import TYPE_CHECKING\n"
-        "if TYPE_CHECKING:\n    from memtui.field.field import Field\n"
-        "def f():\n    from memtui.tui import app\n    import memtui.index.service\n"
+def lint_imports(project: Path, **env: str) -> subprocess.CompletedProcess[str]:
+    """import-linter on ``project`` (its pyproject.toml), in a fresh interpreter."""
+    code = "import sys; from importlinter.cli import lint_imports; sys.exit(lint_imports(no_cache=True))"
+    return subprocess.run(
+        [sys.executable, "-c", code],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        cwd=project,
+        env={**os.environ, **env},
     )
-    modules = {"memtui.field.field": module, "memtui.tui.app": module, "memtui.index.service": module}
-    assert imports_of("memtui.store.m", module, modules) == {
-        "memtui.field.field",
-        "memtui.tui.app",
-        "memtui.index.service",
-    }
+
+
+def test_the_import_contracts_hold():
+    result = lint_imports(PYPROJECT.parent)
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert f"Contracts: {len(contracts())} kept, 0 broken." in result.stdout
+
+
+def test_every_package_is_a_layer_says_what_it_holds_and_is_not_too_big():
+    named = {package for layer in layers() for package in layer}
+    for info in pkgutil.iter_modules([str(PACKAGE_DIR)]):
+        name = f"memtui.{info.name}"
+        if info.name.startswith("_") and info.name != "__main__":
+            continue
+        assert name in named, f"{name} is in no layer of the import contract (pyproject.toml)"
+        if not info.ispkg:
+            continue
+        folder = PACKAGE_DIR / info.name
+        doc = ast.get_docstring(ast.parse((folder / "__init__.py").read_text(encoding="utf-8"))) or ""
+        assert len(doc) > 80, f"{name} needs an opening docstring saying what it holds"
+        for sub in [folder, *(p for p in folder.rglob("*") if p.is_dir() and (p / "__init__.py").exists())]:
+            count = len(list(sub.glob("*.py")))
+            assert count <= MAX_MODULES, f"{sub.relative_to(PACKAGE_DIR)} holds {count} modules (at most {MAX_MODULES})"
+
+
+def test_a_contract_that_is_broken_is_reported(tmp_path):
+    """The contracts really bind: a copy of the package with one upward import breaks them."""
+    import shutil
+
+    copy = tmp_path / "copy"
+    shutil.copytree(PACKAGE_DIR, copy / "memtui", ignore=shutil.ignore_patterns("__pycache__", "_bundled"))
+    shutil.copy(PYPROJECT, copy / "pyproject.toml")
+    with (copy / "memtui" / "field" / "trust.py").open("a") as handle:
+        handle.write("\ndef _upward():\n    from memtui.tui import app  # noqa: F401\n")
+    result = lint_imports(copy, PYTHONPATH=str(copy))
+    assert result.returncode != 0
+    assert "memtui.field.trust -> memtui.tui.app" in result.stdout
 
 
 def submodules(package: str) -> list[str]:
     folder = PACKAGE_DIR.joinpath(*package.split(".")[1:])
+    if not folder.is_dir():
+        return [package]
     return [package] + [
         f"{package}.{m.name}" for m in pkgutil.walk_packages([str(folder)]) if not m.name.startswith("_")
     ]
 
 
 def imported_after(code: str) -> dict:
-    """Run ``code`` in a fresh interpreter; report which memtui layers and Textual got imported."""
+    """Run ``code`` in a fresh interpreter; report which memtui modules and Textual got imported."""
     probe = (
         "import json, sys\n"
         f"{code}\n"
@@ -215,19 +122,13 @@ def imported_after(code: str) -> dict:
     return json.loads(result.stdout.strip().splitlines()[-1])
 
 
-@pytest.mark.parametrize("package", BELOW_THE_TUI)
-def test_every_layer_below_the_tui_imports_without_textual(package):
-    modules = submodules(package)
-    assert len(modules) > 2, modules
+def test_every_layer_below_the_tui_imports_without_textual():
+    packages = below_the_tui()
+    modules = [module for package in packages for module in submodules(package)]
+    assert len(modules) > 60, modules
     seen = imported_after("\n".join(f"import {m}" for m in modules))
     assert seen["textual"] == []
-    allowed = {p for p, layer in LAYER_OF_PACKAGE.items() if layer in ALLOWED[layer_of(package)] | {layer_of(package)}}
-    upward = [
-        m
-        for m in seen["memtui"]
-        if m.count(".") and ".".join(m.split(".")[:2]) in LAYER_OF_PACKAGE and ".".join(m.split(".")[:2]) not in allowed
-    ]
-    assert upward == []
+    assert [m for m in seen["memtui"] if m.startswith(("memtui.tui", "memtui.cli"))] == []
 
 
 def test_the_cli_outside_the_tui_does_not_import_textual(tmp_path):
@@ -249,3 +150,8 @@ def test_the_cli_outside_the_tui_does_not_import_textual(tmp_path):
     seen = imported_after(imports + "\n" + run)
     assert seen["textual"] == []
     assert [m for m in seen["memtui"] if m.startswith("memtui.tui")] == []
+
+
+@pytest.mark.parametrize("module", ["memtui.session.session", "memtui.render.review"])
+def test_the_core_and_the_renderers_load_without_textual(module):
+    assert imported_after(f"import {module}")["textual"] == []

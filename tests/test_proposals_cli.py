@@ -57,7 +57,7 @@ def test_list_text_names_every_state(sample_field, capsys):
     code, out, _ = run_cli(["proposals", "list", sample_field], capsys)
     assert code == 0
     lines = {line.split()[1]: line for line in out.splitlines() if line.startswith("│ 2026")}
-    assert "stale + conflicting" in lines[CONSOLIDATE]
+    assert "◐ stale + ⇄ conflicting" in lines[CONSOLIDATE]
     assert "conflicting" in lines[CONTRADICTION] and "stale" not in lines[CONTRADICTION]
     assert "ready" in lines[DEDUPE] and "ready" in lines[EXPIRE]
 

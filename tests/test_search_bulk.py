@@ -1,4 +1,4 @@
-"""memtui.index.bulk: the same best pages and scores as Whoosh's matchers, found faster.
+"""memtui.index.engine.bulk: the same best pages and scores as Whoosh's matchers, found faster.
 
 A field of a few hundred pages with words in Zipf-like frequencies (English words and CJK
 runs, so queries give dense and sparse postings alike), indexed for real; then some pages
@@ -15,8 +15,9 @@ import time
 import pytest
 from whoosh import query as wq
 
-from memtui.index import IndexService, bulk
+from memtui.index import IndexService
 from memtui.index import search as search_mod
+from memtui.index.engine import bulk
 from memtui.index.search import index_languages, parse_query
 from tests.helpers import write_page
 

@@ -21,7 +21,7 @@ def test_search_json_lists_hits_with_their_status(sample_field: Path, capsys) ->
 def test_search_table_marks_versions_and_quarantine(sample_field: Path, capsys) -> None:
     assert main(["search", str(sample_field), "public API decision vendor pricing", "--limit", "30"]) == 0
     out = capsys.readouterr().out
-    assert "● current" in out and "○ superseded" in out and "quarantined" in out
+    assert "● current" in out and "↷ superseded" in out and "quarantined" in out
     assert "\x1b]0;" not in out and "\u202e" not in out  # the hostile page's controls stay inert
 
 

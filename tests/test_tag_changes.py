@@ -5,9 +5,9 @@ from __future__ import annotations
 import pytest
 from rich.console import Console
 
+from memtui.render.diff import side_by_side, unified
 from memtui.review.diffs import page_diff
 from memtui.review.tag_changes import tag_changes
-from memtui.tui.widgets.diff_view import side_by_side, unified
 from tests.helpers_field import make_field, page, run_cli, run_cli_json
 from tests.helpers_review import branch_proposal, init_repo, sha, staging_proposal
 

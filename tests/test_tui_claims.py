@@ -35,7 +35,7 @@ async def test_presets_list_exactly_the_claims_they_name(sample_field: Path) -> 
     async with app.run_test(size=SIZE) as pilot:
         await wait_ready(app, pilot)
         screen = await _claims_screen(app, pilot)
-        everything = field_claims(app.analysis.field)
+        everything = field_claims(app.session.analysis.field)
         assert len(_shown(screen)) == len(everything) > 300
         assert "of 3" in rendered_text(screen.query_one("#claims-summary"))
 
@@ -63,7 +63,7 @@ async def test_presets_list_exactly_the_claims_they_name(sample_field: Path) -> 
         for path, line in _shown(screen):
             claim = next(c for c in everything if (c.path, c.line) == (path, line))
             assert claim.tag in ("suggested", "inferred") and claim.status == "current"
-            info = app.field.pages[path]
+            info = app.session.field.pages[path]
             assert (
                 info.kind == "decision" or (info.subject or "").startswith("decision") or path.startswith("decisions/")
             )
@@ -117,7 +117,7 @@ async def test_overview_tag_count_opens_the_claims_with_that_tag(sample_field: P
         kept = {screen.by_key[k].tag for k in screen.query_one(PageTable).keys()}
         assert kept == {"suggested"}
         assert len(screen.query_one(PageTable).keys()) == sum(1 for c in screen.claims if c.tag == "suggested")
-        assert app.analysis.tag_totals["suggested"] == len(
+        assert app.session.analysis.tag_totals["suggested"] == len(
             kept and screen.query_one(PageTable).keys()
         )  # the count opened
 

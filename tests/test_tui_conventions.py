@@ -363,7 +363,7 @@ async def test_a_subjects_history_opens_from_the_palette_with_what_each_version_
         await settle(app, pilot)
         screen = app.screen
         assert isinstance(screen, HistoryScreen)
-        expected = app.model_field().history.lookup(screen.target)
+        expected = app.session.model_field().history.lookup(screen.target)
         assert [c.name for c in screen.chains] == [c.name for c in expected]  # as memtui history FIELD SUBJECT
         text = screen_text(app)
         assert "REST with an OpenAPI 3.1 spec" in text  # what the superseded version decided

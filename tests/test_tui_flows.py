@@ -19,7 +19,7 @@ async def test_browse_lists_every_page_with_badges(sample_field: Path) -> None:
         screen = app.screen
         assert isinstance(screen, BrowseScreen)
         table = screen.query_one(PageTable)
-        assert table.row_count == len(app.field) >= 40
+        assert table.row_count == len(app.session.field) >= 40
         rows = screen.rows
         assert "quarantined" in rows["quarantine/vendor-pricing-update.md"].states()
         assert "superseded" in rows["decisions/public-api-rest.md"].states()
@@ -70,7 +70,7 @@ async def test_open_page_follow_link_and_citation(sample_field: Path) -> None:
         await pilot.pause()
         followed = app.screen
         assert isinstance(followed, PageScreen) and followed.path != page.path
-        expected = app.field.resolve(page.links[wiki].target, near=page.path).path
+        expected = app.session.field.resolve(page.links[wiki].target, near=page.path).path
         assert followed.path == expected
         await pilot.press("escape")
         await pilot.pause()

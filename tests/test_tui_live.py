@@ -55,7 +55,8 @@ async def test_a_page_written_by_another_process_appears_without_moving_the_curs
         assert any("agent-wrote-this" in m for m in messages)
         # The index found it too.
         assert await wait_for(
-            pilot, lambda: any(h.path == "notes/agent-wrote-this.md" for h in app.index.search("agents keep writing"))
+            pilot,
+            lambda: any(h.path == "notes/agent-wrote-this.md" for h in app.session.index.search("agents keep writing")),
         )
         # A deletion disappears from the list.
         (sample_field / "notes/agent-wrote-this.md").unlink()
@@ -127,7 +128,7 @@ async def test_the_status_line_and_tabs_repaint_without_laying_out_the_screen(sa
             app.screen._set_tab_labels(filter_counts(app.screen.rows))
         await pilot.pause()
         assert layouts == []
-        app.field.readonly = True  # the line changes: it repaints, still without a layout
+        app.session.field.readonly = True  # the line changes: it repaints, still without a layout
         bar.refresh_status()
         await pilot.pause()
         assert "read-only" in rendered_text(app.screen.query_one("#status-text", Static)) != shown
@@ -179,7 +180,7 @@ async def test_pages_changed_in_a_burst_are_told_in_one_notice_then_the_rest_in_
     """Each commit of the index put up a notice of its own (18 a second while an agent wrote):
     the first change is told at once, what follows within ``ANNOUNCE_EVERY`` in one more."""
     from memtui.index import ChangeBatch
-    from memtui.tui import app as app_module
+    from memtui.session import session as session_module
     from tests.helpers import write_page
     from tests.helpers_field import page
 
@@ -192,10 +193,10 @@ async def test_pages_changed_in_a_burst_are_told_in_one_notice_then_the_rest_in_
 
         for number in range(6):
             write_page(sample_field, f"notes/burst-{number}.md", page(f"Burst {number}", "Written fast. [observed]"))
-            app.apply_changes(ChangeBatch(added=[f"notes/burst-{number}.md"]))
+            app.session.apply_changes(ChangeBatch(added=[f"notes/burst-{number}.md"]))
             await pilot.pause(0.05)
         assert notices() == ["updated: notes/burst-0.md"]
-        assert await wait_for(pilot, lambda: len(notices()) == 2, timeout=app_module.ANNOUNCE_EVERY + 3)
+        assert await wait_for(pilot, lambda: len(notices()) == 2, timeout=session_module.ANNOUNCE_EVERY + 3)
         assert notices()[1] == "updated: notes/burst-1.md, notes/burst-2.md, notes/burst-3.md and 2 more"
         await pilot.pause(0.3)
         assert len(notices()) == 2  # nothing left to tell

@@ -7,8 +7,9 @@ import random
 
 import pytest
 
+from memtui.render.glyphs import PENDING
+from memtui.session.rows import FILTERS, PageRow, make_cells
 from memtui.tui import page_list
-from memtui.tui.model import FILTERS, PENDING, PageRow, make_cells
 from memtui.tui.page_list import SORTS, fill_list
 
 FITTED = (("state", 0, 7),)
@@ -123,7 +124,7 @@ async def test_sorting_by_state_puts_what_needs_review_first_and_knows_every_sta
         shown = screen.query_one("#page-list").keys()
         states = {state for row in listed for state in row.states()}
         assert {"unknown", "quarantined"} <= states and states <= set(STATE_RANK)
-        ranks = [min((STATE_RANK[s] for s in app.rows[path].states()), default=10) for path in shown]
-        assert ranks == sorted(ranks) and len(shown) == len(app.rows)
-        assert app.rows[shown[0]].trust == "quarantined"
+        ranks = [min((STATE_RANK[s] for s in app.session.rows[path].states()), default=10) for path in shown]
+        assert ranks == sorted(ranks) and len(shown) == len(app.session.rows)
+        assert app.session.rows[shown[0]].trust == "quarantined"
     assert app.return_code in (None, 0) and app._exception is None

@@ -210,11 +210,11 @@ async def test_changes_elsewhere_in_the_field_do_not_redraw_the_body(tmp_path: P
         await pilot.pause()
         shows, top = page.body.shows, page.body.scroll_y
         write_page(root, "notes/b.md", "---\ntitle: Bee again\n---\n# B\n\n- Changed. [stated]\n")
-        app.reload_paths(["notes/b.md"])  # a "changed" event for another page, then the analysis
+        app.session.reload_paths(["notes/b.md"])  # a "changed" event for another page, then the analysis
         await wait_ready(app, pilot)
         await pilot.pause()
         assert page.body.shows == shows and page.body.scroll_y == top
-        app.reload_paths(["notes/long.md"])  # its own bytes did not change either
+        app.session.reload_paths(["notes/long.md"])  # its own bytes did not change either
         await wait_ready(app, pilot)
         assert page.body.shows == shows
         write_page(
@@ -223,7 +223,7 @@ async def test_changes_elsewhere_in_the_field_do_not_redraw_the_body(tmp_path: P
             "---\ntitle: Short\n---\n# Short\n\n- New first fact. [stated]\n"
             + "".join(f"- Fact {n}. [stated]\n" for n in range(200)),
         )
-        app.reload_paths(["notes/long.md"])
+        app.session.reload_paths(["notes/long.md"])
         await wait_ready(app, pilot)
         await pilot.pause()
         assert page.body.shows == shows + 1

@@ -206,8 +206,8 @@ async def test_the_queue_count_matches_the_command_line(sample_field: Path) -> N
     app = make_app(sample_field)
     async with app.run_test(size=SIZE) as pilot:
         screen = await open_queue(app, pilot, "4", QuarantineScreen)
-        assert app.analysis.counts["quarantined"] == len(screen.queue.quarantined) == 4
-        assert app.analysis.counts["tainted_sessions"] == 1
+        assert app.session.analysis.counts["quarantined"] == len(screen.queue.quarantined) == 4
+        assert app.session.analysis.counts["tainted_sessions"] == 1
         status = app.screen.query_one("#status-text").render()
         assert "4 quarantined" in str(status)
         header = screen.queue_list.get_option_at_index(0).prompt.plain

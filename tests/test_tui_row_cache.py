@@ -6,8 +6,8 @@ import os
 from pathlib import Path
 
 from memtui.field.field import scan
-from memtui.tui.model import PENDING
-from memtui.tui.row_cache import ROW_CACHE, load_rows
+from memtui.render.glyphs import PENDING
+from memtui.session.row_cache import ROW_CACHE, load_rows
 from tests.helpers_tui import SIZE, make_app, wait_ready
 
 
@@ -15,8 +15,8 @@ async def test_rows_are_saved_after_analysis_and_reused_for_unchanged_pages(samp
     app = make_app(sample_field)
     async with app.run_test(size=SIZE) as pilot:
         await wait_ready(app, pilot)
-        shown = dict(app.rows)
-        cache_dir = app.field.cache_dir
+        shown = dict(app.session.rows)
+        cache_dir = app.session.field.cache_dir
     assert (cache_dir / ROW_CACHE).is_file()
     changed = sample_field / "people/dana-ruiz.md"
     changed.write_text(changed.read_text() + "\n- One more line. [stated]\n")
@@ -46,8 +46,8 @@ def test_a_second_write_reencodes_only_what_changed_and_reads_back_the_same(tmp_
     import dataclasses
     import json
 
-    from memtui.tui.model import PageRow, make_cells
-    from memtui.tui.row_cache import RowCacheWriter
+    from memtui.session.row_cache import RowCacheWriter
+    from memtui.session.rows import PageRow, make_cells
 
     def make_row(path: str, title: str) -> PageRow:
         return make_cells(PageRow(path, title, "note", "", "", "reviewed", "current", 0, 1, 0))

@@ -39,8 +39,8 @@ def make(root: Path, theme: str, *, use_index: bool = False) -> MemtuiApp:
     app = MemtuiApp(
         root, use_index=use_index, watch=False, theme=theme, settings=Settings(theme=theme, bump_updated="never")
     )
-    app.show_timings = False
-    app.clock = lambda: FIXED_TIME
+    app.ctx.show_timings = False
+    app.ctx.clock = lambda: FIXED_TIME
     return app
 
 

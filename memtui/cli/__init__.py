@@ -3,9 +3,8 @@
 Each subcommand lives in its own module here and registers itself with
 ``register(subparsers)``. ``memtui [FIELD]`` with no subcommand opens the TUI.
 
-May import every layer below (``field``, ``review``, ``index``, ``store``);
-``memtui.tui`` only to open the TUI, and never when another subcommand runs
-(those print plain text and do not load Textual).
+What this package may import is the import contract in ``pyproject.toml``
+(``[tool.importlinter]``), checked in CI.
 """
 
 from __future__ import annotations

@@ -19,11 +19,12 @@ from memtui.field.checks import (
     check_field,
 )
 from memtui.field.finding_order import SortedFindings
+from memtui.render.glyphs import SEVERITY, cli_style
 from memtui.review import ledger
 from memtui.textsafety import one_line, plural
 
-SEVERITY_STYLE = {"error": "bold red", "warning": "yellow", "info": "dim"}
-SEVERITY_GLYPH = {"error": "✖ error", "warning": "▲ warning", "info": "· info"}
+SEVERITY_STYLE = {name: cli_style(glyph) for name, glyph in SEVERITY.items()}
+SEVERITY_GLYPH = {name: f"{glyph.glyph} {name}" for name, glyph in SEVERITY.items()}
 PER_RULE = 10
 
 

@@ -11,7 +11,8 @@ from rich.text import Text
 from memtui.cli.output import cell, console, print_json
 from memtui.dialects.open import open_field
 from memtui.errors import MemtuiError
-from memtui.field.history import CURRENT, describe_event
+from memtui.field.history import CURRENT, SUPERSEDED, describe_event
+from memtui.render.glyphs import STATUS, cli_style
 from memtui.review import ledger
 from memtui.textsafety import one_line
 
@@ -64,10 +65,8 @@ def run(args: argparse.Namespace) -> int:
         table.add_column("replaced", overflow="fold")
         for version in chain.versions:
             current = version.status == CURRENT
-            status = Text(
-                "● current" if current else ("⌛ stale" if version.status == "stale" else "○ superseded"),
-                style="bold green" if current else ("yellow" if version.status == "stale" else "dim"),
-            )
+            glyph = STATUS.get(version.status, STATUS[SUPERSEDED])
+            status = Text(glyph.label(), style=cli_style(glyph))
             where = version.path if version.line is None else f"{version.path}:{version.line}"
             label = cell(version.title, style="" if current else "dim")
             label.append("\n")

@@ -38,6 +38,7 @@ from memtui.index.store import (
     default_index_dir,
     read_manifest,
 )
+from memtui.render.glyphs import STATUS, TRUST, cli_style
 
 PROGRESS_MIN_PAGES = 200
 EXIT_RECALL_FAILED = 1
@@ -227,8 +228,6 @@ def _show_info(args: argparse.Namespace) -> int:
 
 
 # ---------------------------------------------------------------------- search
-STATUS_CELL = {"current": ("● current", "bold green"), "superseded": ("○ superseded", "dim")}
-TRUST_CELL = {"quarantined": ("⛔ quarantined", "bold red"), "unreviewed": ("◌ unreviewed", "yellow")}
 PARTIAL_CELL = "≈ some words"
 
 
@@ -257,11 +256,11 @@ def run_search(args: argparse.Namespace) -> int:
     table.add_column("page", overflow="fold")
     table.add_column("snippet", overflow="fold", ratio=2)
     for number, hit in enumerate(hits, start=1):
-        label, style = STATUS_CELL.get(hit.status, (hit.status, ""))
-        status = Text(label, style=style)
-        if hit.trust in TRUST_CELL:
-            badge, badge_style = TRUST_CELL[hit.trust]
-            status.append("\n" + badge, style=badge_style)
+        glyph = STATUS.get(hit.status)
+        status = Text(glyph.label(), style=cli_style(glyph)) if glyph else Text(hit.status)
+        if hit.trust in ("quarantined", "unreviewed"):
+            badge = TRUST[hit.trust]
+            status.append("\n" + badge.label(), style=cli_style(badge))
         if hit.partial:
             status.append("\n" + PARTIAL_CELL, style="yellow")
         page = cell(hit.title, style="bold" if hit.status == "current" else "")

@@ -24,23 +24,13 @@ from memtui.cli.review_common import (
     friendly_errors,
     open_for_review,
     print_diff,
-    tagged,
 )
 from memtui.errors import MemtuiError
-from memtui.field.checks import Finding
+from memtui.render.glyphs import PROPOSAL_STATES, cli_style
+from memtui.render.review import CLI_COLOURS, age_text, review_parts, three_way_parts
 from memtui.review import proposals as pmod
 from memtui.review import undo as undo_mod
-from memtui.textsafety import one_line, plural, visible
-
-STATE_STYLE = {
-    pmod.READY: "bold green",
-    pmod.STALE: "bold red",
-    pmod.CONFLICTING: "yellow",
-    pmod.INVALID: "bold red",
-    "approved": "green",
-    "rejected": "dim",
-    "reverted": "magenta",
-}
+from memtui.textsafety import plural
 
 
 def register(sub: argparse._SubParsersAction) -> list[str]:
@@ -92,21 +82,14 @@ def register(sub: argparse._SubParsersAction) -> list[str]:
 # --------------------------------------------------------------------------- list
 
 
-def _age(days: float | None) -> str:
-    if days is None:
-        return "?"
-    if days < 1:
-        return f"{days * 24:.0f}h"
-    return f"{days:.0f}d"
-
-
 def state_text(entry: pmod.QueueEntry) -> Text:
     names = entry.flags or [entry.state]
     out = Text()
     for index, name in enumerate(names):
         if index:
             out.append(" + ")
-        out.append(name, style=STATE_STYLE.get(name, ""))
+        glyph = PROPOSAL_STATES.get(name)
+        out.append(glyph.label() if glyph else name, style=cli_style(glyph) if glyph else "")
     if entry.conflicts_with:
         out.append("\n(with ")
         out.append_text(cell(", ".join(entry.conflicts_with)))
@@ -159,7 +142,7 @@ def run_list(args: argparse.Namespace) -> int:
                 pages.append("\n")
             pages.append_text(cell(f"{change.action[0].upper()} {change.path}", style="red" if change.stale else ""))
         ident = cell(p.id, style="bold") + Text(f"\n{p.carrier}", style="dim")
-        job = cell(p.job) + Text(f"\n{_age(entry.age_days)}", style="dim")
+        job = cell(p.job) + Text(f"\n{age_text(entry.age_days)}", style="dim")
         table.add_row(ident, job, pages, state_text(entry), validation_text(entry))
     out.print(table)
     return 0
@@ -168,80 +151,10 @@ def run_list(args: argparse.Namespace) -> int:
 # --------------------------------------------------------------------------- show
 
 
-def _findings(title: str, findings: list[Finding], style: str) -> None:
-    out = console()
-    if not findings:
-        return
-    out.print(Text(title, style="bold"))
-    for finding in findings:
-        where = finding.path + (f":{finding.line}" if finding.line else "")
-        line = Text(f"  {finding.severity} {finding.rule} ", style=style) + cell(where)
-        out.print(line + Text(" ") + cell(finding.message))
-
-
-def _print_three_way(review: pmod.Review, *, side_by_side: bool) -> None:
-    out = console()
-    for item in review.three_way:
-        warning = f"\u25b2 stale: {one_line(item.path)} changed on disk since the proposal was made"
-        out.print(Text(warning, style="bold red"))
-        if not item.base_available:
-            note = "  the base version is not kept (no blob, no git history): showing disk \u2192 proposed only"
-            out.print(Text(note, style="yellow"))
-        else:
-            out.print(Text("  base \u2192 disk (edits made since; approving replaces them):", style="bold"))
-            print_diff(item.base_to_disk, side_by_side=side_by_side)
-            out.print(Text("  base \u2192 proposed (what the job changed):", style="bold"))
-            print_diff(item.base_to_proposed, side_by_side=side_by_side)
-        out.print(Text("  disk \u2192 proposed (what approving writes):", style="bold"))
-        print_diff(item.disk_to_proposed, side_by_side=side_by_side)
-
-
-def _print_tag_changes(review: pmod.Review) -> None:
-    if not review.tag_changes:
-        return
-    out = console()
-    out.print(Text("Source tags it changes", style="bold"))
-    for change in review.tag_changes:
-        if change.promotion:
-            line = Text("  \u2691 promoted ", style="bold red")
-        else:
-            line = Text("  tag changed ", style="yellow")
-        line.append_text(tagged(f"[{change.before}] \u2192 [{change.after}] "))
-        line.append_text(cell(f"{change.path}:{change.line}"))
-        if change.from_path and change.from_path != change.path:
-            line.append_text(cell(f" (was [{change.before}] in {change.from_path}:{change.old_line})", style="dim"))
-        out.print(line + Text("  ") + cell(change.text, limit=100, style="dim"))
-
-
 def print_review(review: pmod.Review, *, side_by_side: bool) -> None:
     out = console()
-    entry = review.entry
-    p = review.proposal
-    out.print(cell(p.id, style="bold") + Text("  ") + cell(p.job) + Text(f"  {p.carrier}: ") + cell(p.location))
-    age = Text(f" ({_age(entry.age_days)} ago)  state: ")
-    out.print(Text("created ") + cell(p.created or "?") + age + state_text(entry))
-    if entry.decision is not None:
-        d = entry.decision
-        line = cell(f"{d.action} on {d.ts} by {d.who}")
-        out.print(line + (Text(": ") + cell(d.reason) if d.reason else Text("")))
-    out.print(Text("Rationale", style="bold"))
-    for line in visible(p.rationale or "(none given)").split("\n"):
-        out.print(Text("  ") + tagged(line))
-    if p.evidence:
-        out.print(Text("Evidence", style="bold"))
-        for item in p.evidence:
-            out.print(Text("  - ") + cell(item))
-    for error in entry.validation.errors:
-        out.print(Text("\u2716 ", style="bold red") + cell(error))
-    for warning in entry.validation.warnings:
-        out.print(Text("\u25b2 ", style="yellow") + cell(warning))
-    _findings("New findings after applying", entry.validation.new_findings or [], "red")
-    _findings("Findings it resolves", entry.validation.resolved_findings or [], "green")
-    _print_tag_changes(review)
-    out.print(Text("Changes (disk now \u2192 proposed)", style="bold"))
-    for diff in review.diffs:
-        print_diff(diff, side_by_side=side_by_side)
-    _print_three_way(review, side_by_side=side_by_side)
+    for part in review_parts(review, CLI_COLOURS, side=side_by_side, three_way=True, expand=expand_tables()):
+        out.print(part)
     out.print(Text(f"fingerprint {review.fingerprint}", style="dim"))
 
 
@@ -276,7 +189,8 @@ def run_approve(args: argparse.Namespace) -> int:
     ensure_can_ask(args)
     proposal = pmod.get_proposal(root, args.id)
     if args.accept_stale and proposal.stale and not args.json:
-        _print_three_way(pmod.review_proposal(root, args.id), side_by_side=False)
+        for part in three_way_parts(pmod.review_proposal(root, args.id), CLI_COLOURS):
+            console().print(part)
     if not confirm(f"Apply {plural(len(proposal.changes), 'page')} of proposal {args.id}?", args):
         return declined()
     # Bound to what was just shown (or to what the caller saw earlier, with --fingerprint).

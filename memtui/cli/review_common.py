@@ -13,27 +13,17 @@ import sys
 from collections.abc import Callable
 from pathlib import Path
 
-from rich.table import Table
 from rich.text import Text
 
 from memtui.cli.output import console, error_console, expand_tables
 from memtui.errors import FieldNotFoundError, MemtuiError, ReadOnlyFieldError
+from memtui.render.review import CLI_COLOURS, diff_view
+from memtui.render.review import tagged as render_tagged
 from memtui.review import apply_journal
-from memtui.review.diffs import (
-    ADD,
-    DELETE,
-    EQUAL,
-    GAP,
-    HUNK,
-    INSERT,
-    REMOVE,
-    REPLACE,
-    PageDiff,
-    source_tag_spans,
-)
-from memtui.textsafety import one_line, visible
+from memtui.review.diffs import PageDiff
+from memtui.textsafety import one_line
 
-TAG_STYLE = {"stated": "bold green", "observed": "cyan", "inferred": "yellow", "suggested": "magenta"}
+TAG_STYLE = {tag: f"bold {CLI_COLOURS[tag]}" for tag in ("stated", "observed", "inferred", "suggested")}
 EXIT_DECLINED = 1
 
 
@@ -130,65 +120,9 @@ def declined() -> int:
 
 def tagged(text: str, style: str = "") -> Text:
     """A display-safe line with its source tags coloured."""
-    out = Text(visible(text), style=style)
-    for start, end, tag in source_tag_spans(out.plain):
-        out.stylize(TAG_STYLE.get(tag, "bold"), start, end)
-    return out
-
-
-def render_unified(diff: PageDiff) -> list[Text]:
-    header = f"--- {one_line(diff.path)} ({diff.action}, +{diff.added} -{diff.removed})"
-    lines: list[Text] = [Text(header, style="bold")]
-    for note in diff.notes:
-        lines.append(Text(f"    note: {note}", style="yellow"))
-    for line in diff.unified:
-        if line.kind == HUNK:
-            lines.append(Text(line.text, style="cyan"))
-        elif line.kind == ADD:
-            lines.append(Text("+", style="green") + tagged(line.text, "green"))
-        elif line.kind == REMOVE:
-            lines.append(Text("-", style="red") + tagged(line.text, "red"))
-        else:
-            lines.append(Text(" ") + tagged(line.text, "dim"))
-    return lines
-
-
-def _side(text: str | None, spans: tuple[tuple[int, int], ...], style: str, mark: str) -> Text:
-    if text is None:
-        return Text("")
-    out = tagged(text, style)
-    for start, end in spans:
-        out.stylize(mark, start, end)
-    return out
-
-
-def render_side_by_side(diff: PageDiff) -> Table:
-    table = Table(title=Text(f"{one_line(diff.path)} ({diff.action})"), title_justify="left", expand=expand_tables())
-    table.add_column("#", justify="right", style="dim", no_wrap=True)
-    table.add_column("before", overflow="fold", ratio=1)
-    table.add_column("#", justify="right", style="dim", no_wrap=True)
-    table.add_column("after", overflow="fold", ratio=1)
-    for row in diff.side_by_side:
-        if row.kind == GAP:
-            table.add_row("", Text("\u22ee", style="dim"), "", Text("\u22ee", style="dim"))
-            continue
-        old_style = "dim" if row.kind == EQUAL else "red"
-        new_style = "dim" if row.kind == EQUAL else "green"
-        table.add_row(
-            str(row.old or ""),
-            _side(row.old_text, row.old_spans if row.kind in (REPLACE, DELETE) else (), old_style, "bold reverse"),
-            str(row.new or ""),
-            _side(row.new_text, row.new_spans if row.kind in (REPLACE, INSERT) else (), new_style, "bold reverse"),
-        )
-    return table
+    return render_tagged(text, CLI_COLOURS, style)
 
 
 def print_diff(diff: PageDiff, *, side_by_side: bool) -> None:
-    out = console()
-    if side_by_side:
-        for note in diff.notes:
-            out.print(Text(f"note: {note}", style="yellow"))
-        out.print(render_side_by_side(diff))
-    else:
-        for line in render_unified(diff):
-            out.print(line)
+    """One page's diff (``memtui.render.diff``, as the TUI shows it), in the CLI's colours."""
+    console().print(diff_view(diff, CLI_COLOURS, side=side_by_side, expand=expand_tables()))

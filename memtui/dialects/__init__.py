@@ -11,7 +11,6 @@ to one field; ``detect.detect`` decides which, ``reader.DialectReader`` reads
 every page through the right one, and ``open.open_field`` is how every surface
 (CLI, TUI, index) opens a field so they all see the same reading.
 
-May import: ``memtui.field``, ``memtui.store``, ``memtui.errors``,
-``memtui.textsafety``. Never Textual, the review workflows, the index or the
-user interfaces.
+What this package may import is the import contract in ``pyproject.toml``
+(``[tool.importlinter]``), checked in CI.
 """

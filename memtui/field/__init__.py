@@ -6,6 +6,6 @@ pages), ``history`` the supersede graph, ``trust`` the review state, ``checks``
 the deterministic rules, ``check_memo`` what one run of them keeps for the next
 (the app reruns only what a change can affect), ``claims`` the tagged lines.
 
-May import: ``memtui.store``, ``memtui.errors``, ``memtui.textsafety``. Never
-Textual, never the index, the review workflows or the user interfaces.
+What this package may import is the import contract in ``pyproject.toml``
+(``[tool.importlinter]``), checked in CI.
 """

@@ -395,6 +395,7 @@ class Field:
         self._read_at_ns: dict[str, int] = {}
         self._read_order: dict[str, int] = {}  # of the reads ``take_read`` installed (monotonic)
         self._cache_stale = False
+        self.cache_dir: Path | None = None  # where the page cache is (None: not cached)
 
     @property
     def scope(self) -> Scope:
@@ -508,11 +509,14 @@ class Field:
             self._cache_stale = True
             self._invalidate()
 
-    cache_dir: Path
+    @property
+    def cache_stale(self) -> bool:
+        """Does the page cache on disk hold other pages than this field (``save_cache`` would change it)?"""
+        return self._cache_stale
 
     def save_cache(self) -> None:
         """Write the page cache (best effort: the cache is disposable)."""
-        if not getattr(self, "cache_dir", None):
+        if self.cache_dir is None:
             return
         page_cache.write(
             self.cache_dir,
@@ -630,8 +634,7 @@ class Field:
         copy.generation = self.generation
         copy._read_at_ns = dict(self._read_at_ns)
         copy._read_order = dict(self._read_order)
-        if hasattr(self, "cache_dir"):
-            copy.cache_dir = self.cache_dir
+        copy.cache_dir = self.cache_dir
         return copy
 
     def release(self) -> None:

@@ -2,17 +2,15 @@
 
 ``IndexService`` is the entry point; see ``service.py``.
 
-May import: ``memtui.field``, ``memtui.store``, ``memtui.errors``,
-``memtui.textsafety``. Never Textual, the review workflows or the user interfaces.
+Modules: ``analysis`` (schema, recipe, how text becomes terms), ``records`` (a page as
+the index sees it), ``record_table`` (a generation's records, stamps first, and their
+snapshot), ``store`` (folders, generations, signed manifests, the writer lock),
+``indexer`` (building and updating one generation), ``search`` (queries, ranking,
+snippets), ``watcher`` (watchdog), ``recall`` (golden recall tests), ``engine`` (Whoosh
+and everything of ours that reaches into its internals: the only place that does).
 
-Modules: ``analysis`` (schema, recipe, how text becomes terms), ``fastwrite``
-(a quicker Whoosh segment writer), ``records`` (a page as the index sees it),
-``record_table`` (a generation's records, stamps first, and their snapshot),
-``store`` (folders, generations, signed manifests, the writer lock),
-``mapped_files`` (segments read through their memory map, not copied),
-``indexer`` (building and updating one generation), ``search`` (queries,
-ranking, snippets), ``bulk`` (word queries scored a posting block at a time),
-``watcher`` (watchdog), ``recall`` (golden recall tests).
+What this package may import is the import contract in ``pyproject.toml``
+(``[tool.importlinter]``), checked in CI.
 """
 
 from memtui.index.errors import GoldenFileError, IndexUnavailableError, QueryError

@@ -53,13 +53,6 @@ from whoosh.lang.porter import stem as porter_stem
 from whoosh.system import pack_uint
 
 from memtui import __version__
-from memtui.index import mapped_files
-
-# Every index memtui opens or writes takes its schema and codec from here (the search, the
-# build helpers, the merge helper): segments are read through their memory map, not copied
-# onto the heap. (The merge helper had copied all four segments of a 100,000-page build,
-# 191 MB, before writing.)
-mapped_files.install()
 
 SCHEMA_VERSION = 5  # 5: counts only, no word positions
 ANALYZER_NAME = "nfkc-cjk2-stem/2"  # NFKC, case and accent folding, CJK bigrams, identifiers, stems by language

@@ -55,18 +55,17 @@ def serve(inbox: BinaryIO, outbox: BinaryIO) -> None:
     # A helper lives for one build and makes millions of small objects that are never
     # garbage: the cycle collector would scan them again and again (a quarter of the time).
     gc.disable()
-    from whoosh import index as whoosh_index
-
     from memtui.dialects.reader import DialectReader
     from memtui.field import page_cache
     from memtui.field.field import PLAIN_READER
-    from memtui.index.analysis import build_schema, codec
-    from memtui.index.fastwrite import FastSegmentWriter
+    from memtui.index.analysis import codec
+    from memtui.index.engine.fastwrite import FastSegmentWriter
+    from memtui.index.engine.segments import finish_segment, open_index
     from memtui.index.records import PageDoc, read_page_doc, share_parts
 
     message = receive(inbox)
     if message[0] == "optimize":
-        ix = whoosh_index.open_dir(message[1], schema=build_schema())
+        ix = open_index(message[1])
         writer = FastSegmentWriter(ix, codec=codec(), limitmb=256, timeout=5.0)
         writer.commit(optimize=True)
         send(outbox, ("optimized", None))
@@ -92,7 +91,7 @@ def serve(inbox: BinaryIO, outbox: BinaryIO) -> None:
     send(outbox, ("records", share_parts(records)))
     command, gen_dir, statuses, segment_bytes = receive(inbox)
     assert command == "index"
-    ix = whoosh_index.open_dir(gen_dir, schema=build_schema())
+    ix = open_index(gen_dir)
     segments = []
     writer = None
     held = 0  # bytes of text in the segment being made
@@ -106,13 +105,13 @@ def serve(inbox: BinaryIO, outbox: BinaryIO) -> None:
         record._info = None  # the light summary document() made: not needed again here
         held += size
         if held >= segment_bytes:
-            segments.append(writer._finalize_segment())
+            segments.append(finish_segment(writer))
             writer, held = None, 0
         if number % 250 == 0:
             send(outbox, ("progress", number))
     spool.close()
     if writer is not None or not segments:  # the rest, or an empty segment for an empty share
-        segments.append((writer or FastSegmentWriter(ix, _lk=False, codec=codec()))._finalize_segment())
+        segments.append(finish_segment(writer or FastSegmentWriter(ix, _lk=False, codec=codec())))
     send(outbox, ("segment", segments))
 
 

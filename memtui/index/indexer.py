@@ -18,7 +18,6 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from whoosh import index as whoosh_index
 from whoosh.reading import SegmentReader
 
 from memtui.field import page_cache
@@ -35,8 +34,9 @@ from memtui.field.field import (
 )
 from memtui.field.history import CURRENT, History
 from memtui.field.page import PageInfo
-from memtui.index.analysis import build_schema, codec
-from memtui.index.fastwrite import FastSegmentWriter
+from memtui.index.analysis import codec
+from memtui.index.engine.fastwrite import FastSegmentWriter
+from memtui.index.engine.segments import create_index, open_index, segments
 from memtui.index.model import ChangeBatch
 from memtui.index.parallel import PARALLEL_MIN_PAGES, optimize_in_helper
 from memtui.index.record_table import RecordTable, read_snapshot, write_snapshot
@@ -125,7 +125,7 @@ class IndexGeneration:
 
     @classmethod
     def create(cls, gen_dir: Path) -> IndexGeneration:
-        ix = whoosh_index.create_in(str(gen_dir), build_schema())
+        ix = create_index(gen_dir)
         return cls(gen_dir, ix, {})
 
     @classmethod
@@ -133,7 +133,7 @@ class IndexGeneration:
         """Open a generation whose manifest was checked (at commit ``toc``); its records from
         the snapshot of that commit if there is one, else read from the index."""
         try:
-            ix = whoosh_index.open_dir(str(gen_dir), schema=build_schema())
+            ix = open_index(gen_dir)
             generation = cls(gen_dir, ix, {})
             snapshot = read_snapshot(gen_dir, toc) if toc is not None and toc == ix.latest_generation() else None
             if snapshot is not None and len(snapshot[0]) == ix.doc_count():
@@ -201,10 +201,10 @@ class IndexGeneration:
             self.records[path] = doc.record
 
     def segment_count(self) -> int:
-        return len(self.ix._segments())
+        return len(segments(self.ix))
 
     def segment_sizes(self) -> list[int]:
-        return [segment.doc_count_all() for segment in self.ix._segments()]
+        return [segment.doc_count_all() for segment in segments(self.ix)]
 
     def small_threshold(self) -> int:
         """Segments with fewer documents than this are "small" (cheap to merge)."""
@@ -227,7 +227,7 @@ class IndexGeneration:
         quarter-megabyte one, writing it again and again (72 ms a step at 100,000 pages)."""
         threshold = self.small_threshold()
         small = sorted(
-            (segment for segment in self.ix._segments() if segment.doc_count_all() < threshold), key=self._segment_bytes
+            (segment for segment in segments(self.ix) if segment.doc_count_all() < threshold), key=self._segment_bytes
         )
         chosen, total = [], 0
         for segment in small:

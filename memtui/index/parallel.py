@@ -31,12 +31,11 @@ import threading
 from collections.abc import Callable
 from pathlib import Path
 
-from whoosh import index as whoosh_index
-
 from memtui.field.field import PLAIN_READER, PageReader, ScanEntry
-from memtui.index.analysis import build_schema, codec
+from memtui.index.analysis import codec
 from memtui.index.buildworker import receive, send
-from memtui.index.fastwrite import FastSegmentWriter
+from memtui.index.engine.fastwrite import FastSegmentWriter
+from memtui.index.engine.segments import commit_segments, open_index
 from memtui.index.records import PageRecord, compute_statuses
 
 Progress = Callable[[int, int, str], None]
@@ -209,13 +208,8 @@ def build_parallel(
         segments = _await(workers, "segment", [0] * count, total, "indexing", progress)
         if progress is not None:
             progress(total, total, "committing")
-        ix = whoosh_index.open_dir(str(gen_dir), schema=build_schema())
-        writer = FastSegmentWriter(ix, codec=codec())
-        try:
-            writer._close_segment()  # this writer adds nothing itself
-            writer._commit_toc([segment for part in segments for segment in part if segment.doc_count_all()])
-        finally:
-            writer._finish()
+        ix = open_index(gen_dir)
+        commit_segments(FastSegmentWriter(ix, codec=codec()), [segment for part in segments for segment in part])
         return records
     except (BuildFailed, OSError, EOFError, ValueError) as exc:
         _last_failure[0] = str(exc).splitlines()[0] if str(exc) else type(exc).__name__

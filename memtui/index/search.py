@@ -81,9 +81,9 @@ from memtui.index.analysis import (
     prefix_of,
     word_term,
 )
-from memtui.index.bulk import OutOfTime as BulkOutOfTime
-from memtui.index.bulk import Unsupported as BulkUnsupported
-from memtui.index.bulk import top_docs
+from memtui.index.engine.bulk import OutOfTime as BulkOutOfTime
+from memtui.index.engine.bulk import Unsupported as BulkUnsupported
+from memtui.index.engine.bulk import top_docs
 from memtui.index.errors import QueryError
 from memtui.index.model import SearchHit, SearchResults
 from memtui.index.records import PageRecord, large_page_text, read_bytes_safely
@@ -669,7 +669,7 @@ def check_expansion(parsed: ParsedQuery, reader) -> None:
             continue
         if isinstance(leaf, (wq.Prefix, wq.Wildcard, wq.TermRange)) and leaf.field() in TEXT_FIELDS:
             try:
-                found = sum(1 for _ in islice(leaf._btexts(reader), MAX_EXPANSION + 1))
+                found = sum(1 for _ in islice(leaf.expanded_terms(reader), MAX_EXPANSION + 1))
             except Exception:  # noqa: BLE001 - a pattern Whoosh cannot expand
                 raise QueryError(f"cannot use the pattern {leaf}", "simplify it") from None
             if found > MAX_EXPANSION:
@@ -761,7 +761,7 @@ class _Hit:
 
 def _collect(searcher, query: wq.Query, wanted: int, deadline: float, *, bulk: bool = False):
     """The best ``wanted`` hits of ``query`` and whether time ran out; ``bulk``: score the
-    postings a block at a time where the query allows it (``memtui.index.bulk``)."""
+    postings a block at a time where the query allows it (``memtui.index.engine.bulk``)."""
     if bulk:
         try:
             return [

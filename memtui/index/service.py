@@ -59,12 +59,13 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Self
 
-from whoosh import index as whoosh_index
-
 from memtui.dialects.open import reader_for
 from memtui.errors import MemtuiError
 from memtui.field.field import PageReader, ScanResult, scan
 from memtui.index.analysis import RECIPE, build_schema
+from memtui.index.engine.readers import refreshed_searcher
+from memtui.index.engine.scoring import WEIGHTING
+from memtui.index.engine.segments import PinnedIndex, open_index, segments
 from memtui.index.errors import IndexUnavailableError, QueryError
 from memtui.index.indexer import (
     IndexGeneration,
@@ -83,7 +84,6 @@ from memtui.index.parallel import (
     reader_spec,
     should_run_parallel,
 )
-from memtui.index.readers import refreshed_searcher
 from memtui.index.recall import (
     GOLDEN_FILE,
     GoldenFile,
@@ -91,13 +91,11 @@ from memtui.index.recall import (
     load_golden,
     run_recall,
 )
-from memtui.index.scoring import WEIGHTING
 from memtui.index.search import index_languages, parse_query, run_search
 from memtui.index.store import (
     MANIFEST_FILE,
     IndexStore,
     Manifest,
-    PinnedIndex,
     UntrustedIndex,
     check_files,
     default_index_dir,
@@ -480,7 +478,7 @@ class IndexService:
 
     def segment_count(self) -> int:
         ix = self._ix
-        return len(ix._segments()) if ix is not None else 0
+        return len(segments(ix)) if ix is not None else 0
 
     def recall_test(self, golden: GoldenFile, *, k: int | None = None) -> RecallResult:
         return run_recall(golden, lambda q, n: self.search(q, limit=n, plain=True), k=k)
@@ -625,7 +623,7 @@ class IndexService:
     def _serve_old(self, old_dir: Path) -> bool:
         """Keep searching an index built with an older recipe (its own pickled schema)."""
         try:
-            ix = whoosh_index.open_dir(str(old_dir))
+            ix = open_index(old_dir, with_schema=False)
             with ix.reader() as reader:
                 self._pages = reader.doc_count()
         except Exception:  # noqa: BLE001 - the old index is not usable either
@@ -925,7 +923,7 @@ class IndexService:
             shutil.rmtree(job.dir, ignore_errors=True)
             return
         try:
-            ix = whoosh_index.open_dir(str(job.dir), schema=build_schema())
+            ix = open_index(job.dir)
             merged = IndexGeneration(job.dir, ix, job.records)
             merged.reader = self.reader
             merged.status_day = job.status_day

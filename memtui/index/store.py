@@ -32,7 +32,7 @@ matches. Whoosh's files are never rewritten in place, so a writer hashes only
 the files each commit adds.
 
 A reader (a second memtui) opens the table of contents the manifest names
-(``PinnedIndex``), not the newest one in the folder, and tolerates files the
+(``engine.segments.PinnedIndex``), not the newest one in the folder, and tolerates files the
 manifest does not list: they belong to a commit in progress and are never read.
 """
 
@@ -49,10 +49,6 @@ import stat
 import time
 from dataclasses import dataclass
 from pathlib import Path
-
-from whoosh.fields import ensure_schema
-from whoosh.filedb.filestore import FileStorage
-from whoosh.index import TOC, FileIndex
 
 from memtui.store import locations, signing
 from memtui.store.safe_write import write_internal_file
@@ -311,29 +307,6 @@ def restamp(gen_dir: Path, manifest: Manifest, rehashed: dict[str, list]) -> Man
     )
     _sign_into(gen_dir, updated)
     return updated
-
-
-class PinnedIndex(FileIndex):
-    """A Whoosh index opened at one table-of-contents generation: the one a manifest vouches for.
-
-    Whoosh would otherwise read the newest ``_MAIN_<n>.toc`` in the folder,
-    which may be a commit the writer has not vouched for yet (and so unchecked).
-    """
-
-    def __init__(self, gen_dir: Path, generation: int, schema=None) -> None:  # noqa: ANN001 - Whoosh's Schema
-        # Not FileIndex.__init__: it would read the newest table of contents to see that it opens.
-        self.storage = FileStorage(str(gen_dir), readonly=True)
-        self._schema = ensure_schema(schema) if schema else None
-        self.indexname = "MAIN"
-        self.generation = generation
-        # Read once: the writer deletes this file when it commits again.
-        self._toc = TOC.read(self.storage, self.indexname, gen=generation, schema=self._schema)
-
-    def latest_generation(self) -> int:
-        return self.generation
-
-    def _read_toc(self):
-        return self._toc
 
 
 class IndexStore:

@@ -6,6 +6,6 @@ edits), ``apply_journal`` (all-or-nothing applies that survive a crash),
 ``ledger`` (every decision, one JSON line), ``diffs`` (page diffs as data),
 ``injection`` (lines that look like instructions aimed at an agent).
 
-May import: ``memtui.field``, ``memtui.store``, ``memtui.errors``,
-``memtui.textsafety``. Never Textual, the index or the user interfaces.
+What this package may import is the import contract in ``pyproject.toml``
+(``[tool.importlinter]``), checked in CI.
 """

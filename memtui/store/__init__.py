@@ -9,6 +9,6 @@ following links), ``signing`` (the user's key: signing what memtui wrote),
 ``edit_buffer`` (text for an editor and back to exact bytes), ``locations``
 (where memtui keeps its state and caches).
 
-May import: ``memtui.errors`` and ``memtui.textsafety`` only. Knows nothing of
-pages, frontmatter or review: that is the model's business, one layer up.
+What this package may import is the import contract in ``pyproject.toml``
+(``[tool.importlinter]``), checked in CI.
 """

@@ -1,5 +1,5 @@
 """The Textual application: screens, widgets and styles (``*.tcss``).
 
-May import every layer below (``field``, ``review``, ``index``, ``store``);
-never ``memtui.cli``.
+What this package may import is the import contract in ``pyproject.toml``
+(``[tool.importlinter]``), checked in CI.
 """

@@ -18,12 +18,16 @@ from __future__ import annotations
 
 import asyncio
 from functools import partial
+from typing import Any
 
 from rich.text import Text
+from textual.app import App
 from textual.binding import Binding
 from textual.command import DiscoveryHit, Hit, Hits, Provider
 
+from memtui.session.session import Session
 from memtui.textsafety import one_line
+from memtui.tui.messages import OpenHistory, OpenPage
 
 MAX_PAGE_HITS = 40
 
@@ -38,12 +42,19 @@ def _highlighted(matcher, candidate: str, style: str = "bold underline") -> Text
     return text
 
 
+def _session(app: App[Any]) -> Session | None:
+    """The app's session (the palette may open over a bare ``App`` in tests)."""
+    session = getattr(app, "session", None)
+    return session if isinstance(session, Session) else None
+
+
 class PagesProvider(Provider):
     """Open a page by its title, id or path."""
 
     async def search(self, query: str) -> Hits:
         app = self.app
-        field = getattr(app, "field", None)
+        session = _session(app)
+        field = session.field if session is not None else None
         if field is None or not query.strip():
             return
         matcher = self.matcher(query)
@@ -61,7 +72,7 @@ class PagesProvider(Provider):
             prompt = _highlighted(matcher, candidate)
             prompt.append("\n")
             prompt.append(one_line(path), style="dim")
-            yield Hit(score, prompt, partial(app.open_page, path), text=f"open {one_line(path)}")
+            yield Hit(score, prompt, partial(app.post_message, OpenPage(path)), text=f"open {one_line(path)}")
 
 
 # (name, help, action string run on the app)
@@ -141,7 +152,8 @@ class HistoryProvider(Provider):
 
     async def startup(self) -> None:
         self._targets: list[tuple[str, str]] = []  # (shown name, what to look up)
-        field = self.app.model_field() if hasattr(self.app, "model_field") else None
+        session = _session(self.app)
+        field = session.model_field() if session is not None else None
         if field is None:
             return
         history = field.history
@@ -167,7 +179,7 @@ class HistoryProvider(Provider):
                 yield Hit(
                     score,
                     _highlighted(matcher, candidate),
-                    partial(self.app.open_history, target),
+                    partial(self.app.post_message, OpenHistory(target)),
                     help="every version, oldest first",
                 )
         lowered = text.casefold()
@@ -177,6 +189,6 @@ class HistoryProvider(Provider):
                 yield Hit(
                     0.5,
                     Text(f"History: {one_line(subject, 80)} (as typed)"),
-                    partial(self.app.open_history, subject),
+                    partial(self.app.post_message, OpenHistory(subject)),
                     help="look it up like memtui history FIELD SUBJECT",
                 )

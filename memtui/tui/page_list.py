@@ -20,7 +20,7 @@ from operator import is_not
 
 from rich.cells import cell_len
 
-from memtui.tui.model import FILTERS, PageRow
+from memtui.session.rows import FILTERS, PageRow
 from memtui.tui.widgets.lists import matches
 from memtui.tui.widgets.page_table import PreparedRows
 

@@ -15,14 +15,15 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.content import Content
 from textual.css.query import NoMatches
-from textual.screen import Screen
 from textual.widgets import ContentSwitcher, Header, Static, Tabs, Tree
 
+from memtui.render.glyphs import FILTER_LABELS
+from memtui.session.events import AnalysisReady, FieldLoaded, LoadFailed, PagesChanged, RowsPreviewed
+from memtui.session.latest_only import LatestOnly
+from memtui.session.rows import FILTERS, PageRow
 from memtui.textsafety import one_line
 from memtui.tui import safe
-from memtui.tui.events import FieldEvent
-from memtui.tui.latest_only import LatestOnly
-from memtui.tui.model import FILTERS, PageRow
+from memtui.tui.context import AppEvent, Context, SessionScreen, ThemeChanged
 from memtui.tui.page_list import (
     SORTS,
     ListState,
@@ -48,20 +49,9 @@ COLUMNS = [
 ]
 RELOAD_DELAY = 0.1
 RELOAD_PAUSE_FACTOR = 10  # after a refill, wait this many times as long as it took: a tenth of the time at most
-FILTER_LABELS = {
-    "all": ("◆", "all"),
-    "quarantined": ("⛔", "quarantined"),
-    "unreviewed": ("◌", "unreviewed"),
-    "unknown": ("?", "no review record"),
-    "superseded": ("↷", "superseded"),
-    "stale": ("⌛", "stale"),
-    "findings": ("▲", "with findings"),
-    "proposal": ("✎", "in proposals"),
-    "loading": ("…", "reading"),
-}
 
 
-class BrowseScreen(FilterInPlace, Screen):
+class BrowseScreen(FilterInPlace, SessionScreen):
     """The pages of the field."""
 
     BINDINGS = [
@@ -75,8 +65,8 @@ class BrowseScreen(FilterInPlace, Screen):
     ]
     HELP_EXTRA = [("enter", "open the highlighted page"), ("tab", "between the state tabs and the list")]
 
-    def __init__(self) -> None:
-        super().__init__()
+    def __init__(self, ctx: Context) -> None:
+        super().__init__(ctx)
         self.filter = "all"
         self.sort = "path"
         self.reverse = False
@@ -96,11 +86,11 @@ class BrowseScreen(FilterInPlace, Screen):
             yield PageTable(COLUMNS, id="page-list")
             yield PageTree(id="page-tree")
         yield Static(id="browse-message", classes="message")
-        yield StatusBar()
+        yield StatusBar(self.ctx)
         yield MemtuiFooter()
 
     def on_mount(self) -> None:
-        self.app.field_signal.subscribe(self, self._on_field)
+        self.ctx.events.subscribe(self, self._on_event)
         table = self.query_one(PageTable)
         table.sort_column = self.sort
         table.empty_message = "loading pages…"
@@ -109,11 +99,11 @@ class BrowseScreen(FilterInPlace, Screen):
 
     # ------------------------------------------------------------------ data
     def _tab_label(self, name: str, count: int | None) -> Content:
-        glyph, word = FILTER_LABELS[name]
+        glyph, word, _ = FILTER_LABELS[name]
         return Content(f"{glyph} {word}" + (f" {count:,}" if count is not None else ""))
 
-    def _on_field(self, event: FieldEvent) -> None:
-        if event.kind in ("preview", "loaded", "analysed", "changed", "theme", "error"):
+    def _on_event(self, event: AppEvent) -> None:
+        if isinstance(event, RowsPreviewed | FieldLoaded | AnalysisReady | PagesChanged | ThemeChanged | LoadFailed):
             self._schedule_reload()
 
     def _schedule_reload(self) -> None:
@@ -136,18 +126,18 @@ class BrowseScreen(FilterInPlace, Screen):
         """A refill after field events: the rows are filtered, sorted and measured in a worker
         (tens of milliseconds at 10,000 pages, which a key pressed meanwhile would wait for)."""
         self._reload_timer = None
-        app = self.app
-        if app.load_error is not None or (app.field is not None and len(app.field) == 0 and not app.pending_paths):
+        session = self.session
+        empty = session.field is not None and len(session.field) == 0 and not session.pending_paths
+        if session.load_error is not None or empty:
             self._reload()
             return
         self._fills.request()
 
     def _start_fill(self) -> None:
-        app = self.app
         self._fill_token += 1
         fitted = self.query_one(PageTable).fitted_columns()  # the DOM is asked here, on the UI thread
         self._prepare_fill(
-            dict(app.rows),
+            dict(self.session.rows),
             self._fill_token,
             self.filter,
             self.text_filter,
@@ -198,17 +188,18 @@ class BrowseScreen(FilterInPlace, Screen):
             self._fill_finished(started)  # with the table filled: what the next refill waits for
 
     def _reload(self) -> None:
-        app = self.app
+        session = self.session
         message = self.query_one("#browse-message", Static)
-        if app.load_error is not None:
-            message.update(Text(f"✖ {one_line(app.load_error.message)}\n{one_line(app.load_error.hint)}"))
+        if session.load_error is not None:
+            error = session.load_error
+            message.update(Text(f"✖ {one_line(error.message)}\n{one_line(error.hint)}"))
             message.display = True
             return
-        if app.field is not None and len(app.field) == 0 and not app.pending_paths:
+        if session.field is not None and len(session.field) == 0 and not session.pending_paths:
             message.update(
                 Text.assemble(
                     ("No pages here.\n\n", "bold"),
-                    f"memtui found no Markdown pages (*.md) under {one_line(str(app.field.root))}.\n",
+                    f"memtui found no Markdown pages (*.md) under {one_line(str(session.field.root))}.\n",
                     "A memory folder holds pages like MEMORY.md, knowledge/*.md, notes/*.md.\n",
                     "Open another folder with `memtui PATH`, or try `memtui demo` for a sample memory.",
                 )
@@ -218,7 +209,7 @@ class BrowseScreen(FilterInPlace, Screen):
             return
         message.display = False
         self.query_one("#views").display = True
-        self.rows = app.rows
+        self.rows = session.rows
         self._update_tabs()
         self._fill()
 
@@ -248,7 +239,7 @@ class BrowseScreen(FilterInPlace, Screen):
                 if not self.text_filter
                 else f"no pages match {one_line(self.text_filter, 60)!r}"
             )
-            if self.app.field is not None
+            if self.session.field is not None
             else "loading pages…"
         )
         if prepared is not None:
@@ -264,13 +255,13 @@ class BrowseScreen(FilterInPlace, Screen):
     def _fill_tree(self, visible: list[PageRow] | None = None) -> None:
         if visible is None:
             visible = self._visible_rows()
-        colours = self.app.palette()
-        root = self.app.field.root.name if self.app.field is not None else "field"
+        colours = self.ctx.palette()
+        root = self.session.field.root.name if self.session.field is not None else "field"
         self.query_one(PageTree).set_rows({row.path: row for row in visible}, colours, root)
 
     # ------------------------------------------------------------------ events
     def on_page_table_selected(self, event: PageTable.Selected) -> None:
-        self.app.open_page(event.key)
+        self.open_page(event.key)
 
     def on_page_table_header_clicked(self, event: PageTable.HeaderClicked) -> None:
         if event.column == self.sort:
@@ -282,7 +273,7 @@ class BrowseScreen(FilterInPlace, Screen):
     def on_tree_node_selected(self, event: Tree.NodeSelected[str]) -> None:
         data = event.node.data
         if data and not data.startswith("dir:"):
-            self.app.open_page(data)
+            self.open_page(data)
 
     def on_tabs_tab_activated(self, event: Tabs.TabActivated) -> None:
         if event.tab is None or event.tab.id is None:
@@ -331,7 +322,7 @@ class BrowseScreen(FilterInPlace, Screen):
         self.sort = SORTS[(SORTS.index(self.sort) + 1) % len(SORTS)]
         self.reverse = self.sort == "updated"
         self._fill()
-        safe.notify(self.app, f"sorted by {self.sort}", timeout=1.5)
+        safe.notify(self, f"sorted by {self.sort}", timeout=1.5)
 
     def action_reverse_sort(self) -> None:
         self.reverse = not self.reverse
@@ -344,9 +335,9 @@ class BrowseScreen(FilterInPlace, Screen):
     def action_history(self) -> None:
         path = self.selected_path()
         if path:
-            self.app.open_history(path)
+            self.open_history(path)
 
     def action_edit(self) -> None:
         path = self.selected_path()
         if path:
-            self.app.open_editor(path)
+            self.open_editor(path)

@@ -23,16 +23,17 @@ from textual import work
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.content import Content
-from textual.screen import Screen
 from textual.widgets import Header, Static, Tab, Tabs
 
 from memtui.field.body import SOURCE_TAGS
 from memtui.field.claims import Claim, field_claims
 from memtui.field.page import line_anchor
+from memtui.session.events import AnalysisReady
+from memtui.session.latest_only import LatestOnly
 from memtui.textsafety import one_line
 from memtui.tui import safe
-from memtui.tui.events import FieldEvent
-from memtui.tui.latest_only import LatestOnly
+from memtui.tui.context import AppEvent, Context, SessionScreen, ThemeChanged
+from memtui.tui.messages import OpenProvenance
 from memtui.tui.themes import TAG_FALLBACK
 from memtui.tui.widgets.footer import MemtuiFooter
 from memtui.tui.widgets.lists import FilterBox, FilterInPlace, matches
@@ -106,7 +107,7 @@ def claim_cells(claim: Claim) -> tuple:
     )
 
 
-class ClaimsScreen(FilterInPlace, Screen):
+class ClaimsScreen(FilterInPlace, SessionScreen):
     """The claims of the field, by preset, tag and words."""
 
     BINDINGS = [
@@ -121,8 +122,9 @@ class ClaimsScreen(FilterInPlace, Screen):
         ("tab", "between the presets and the list"),
     ]
 
-    def __init__(self) -> None:
-        super().__init__()
+    def __init__(self, ctx: Context) -> None:
+        super().__init__(ctx)
+        self._request: tuple[str, str | None] | None = None  # a preset and tag asked for, not shown yet
         self._claim_reads = LatestOnly(self._compute, self.call_later)
         self.preset = "all"
         self.tag: str | None = None
@@ -140,12 +142,12 @@ class ClaimsScreen(FilterInPlace, Screen):
             placeholder="filter: words in the claim or its page (enter: back to the list, escape: clear)",
         )
         yield PageTable(COLUMNS, id="claim-list")
-        yield StatusBar()
+        yield StatusBar(self.ctx)
         yield MemtuiFooter()
 
     def on_mount(self) -> None:
         self.title = "Claims"
-        self.app.field_signal.subscribe(self, self._on_field)
+        self.ctx.events.subscribe(self, self._on_event)
         table = self.query_one(PageTable)
         table.empty_message = "reading the claims…"
         self._take_request()
@@ -156,12 +158,17 @@ class ClaimsScreen(FilterInPlace, Screen):
         if self._take_request():
             self.refilter()
 
+    def request(self, preset: str = "all", tag: str | None = None) -> None:
+        """Show ``preset`` narrowed to ``tag`` (asked for by the overview, the palette, a key)."""
+        self._request = (preset, tag)
+        if self.is_mounted and self.app.screen is self and self._take_request():
+            self.refilter()
+
     def _take_request(self) -> bool:
-        """A preset or tag asked for by whoever opened the screen (the overview, the palette)."""
-        request = getattr(self.app, "claims_request", None)
+        """The preset or tag asked for by whoever opened the screen, if one waits."""
+        request, self._request = self._request, None
         if request is None:
             return False
-        self.app.claims_request = None
         preset, tag = request
         self.preset = preset if preset in PRESETS else "all"
         self.tag = tag if tag in SOURCE_TAGS else None
@@ -174,8 +181,8 @@ class ClaimsScreen(FilterInPlace, Screen):
             tabs.active = f"preset-{self.preset}"
 
     # ------------------------------------------------------------------ data
-    def _on_field(self, event: FieldEvent) -> None:
-        if event.kind in ("analysed", "theme") and self._reload_timer is None:
+    def _on_event(self, event: AppEvent) -> None:
+        if isinstance(event, AnalysisReady | ThemeChanged) and self._reload_timer is None:
             self._reload_timer = self.set_timer(RELOAD_DELAY, self._timed_load)
 
     def _timed_load(self) -> None:
@@ -183,7 +190,7 @@ class ClaimsScreen(FilterInPlace, Screen):
         self._load()
 
     def _load(self) -> None:
-        analysis = self.app.analysis
+        analysis = self.session.analysis
         if analysis is None:
             summary = self.query_one("#claims-summary", Static)
             summary.update(Text("… reading and checking the field", style="dim"))
@@ -228,7 +235,7 @@ class ClaimsScreen(FilterInPlace, Screen):
         self._summarise(shown)
 
     def _summarise(self, shown: list[Claim]) -> None:
-        colours = self.app.palette()
+        colours = self.ctx.palette()
         text = Text()
         text.append(f"{len(shown):,}", style="bold")
         text.append(f" of {len(self.claims):,} claims · {PRESETS[self.preset]}")
@@ -275,22 +282,24 @@ class ClaimsScreen(FilterInPlace, Screen):
         claim = self.by_key.get(table.cursor_key) if table.cursor_key is not None else None
         if claim is None:
             return
-        field = self.app.model_field()
+        field = self.session.model_field()
         outside = []
         for source in claim.citations:
             hit = field.resolve_source(source, near=claim.path)
             if hit is not None:
-                self.app.open_provenance(
-                    hit.path, lines=line_anchor(source), claim_path=claim.path, claim_line=claim.line, label=source
+                self.post_message(
+                    OpenProvenance(
+                        hit.path, lines=line_anchor(source), claim_path=claim.path, claim_line=claim.line, label=source
+                    )
                 )
                 return
             outside.append(source)
         if outside:
-            safe.notify(self.app, f"cited outside this field: {', '.join(outside)}", title=f"{claim.path}:{claim.line}")
+            safe.notify(self, f"cited outside this field: {', '.join(outside)}", title=f"{claim.path}:{claim.line}")
         else:
-            safe.notify(self.app, f"{claim.path}:{claim.line} cites no evidence", severity="warning")
+            safe.notify(self, f"{claim.path}:{claim.line} cites no evidence", severity="warning")
 
     def on_page_table_selected(self, event: PageTable.Selected) -> None:
         claim = self.by_key.get(event.key)
         if claim is not None:
-            self.app.open_page(claim.path, line=claim.line, highlight=(claim.line, claim.line))
+            self.open_page(claim.path, line=claim.line, highlight=(claim.line, claim.line))

@@ -32,7 +32,7 @@ from textual.binding import Binding
 from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.document._document import Document
 from textual.document._wrapped_document import WrappedDocument
-from textual.screen import ModalScreen, Screen
+from textual.screen import ModalScreen
 from textual.widgets import Button, Header, Input, Static, TextArea
 from textual.widgets.text_area import Selection
 
@@ -42,13 +42,14 @@ from memtui.field.body import LIST_MARKER_RE, TAG_RE
 from memtui.field.checks import page_findings
 from memtui.field.page import info_from_bytes, parse_bytes
 from memtui.review import ledger
+from memtui.session.events import PagesChanged
 from memtui.store import gitrepo, merge3
 from memtui.store.edit_buffer import EditBuffer, hidden_positions, open_buffer, to_bytes
 from memtui.store.files import read_bytes, sha256_bytes
 from memtui.store.safe_write import MUST_NOT_EXIST, write_page
 from memtui.textsafety import one_line, plural
 from memtui.tui import safe
-from memtui.tui.events import FieldEvent
+from memtui.tui.context import AppEvent, Context, SessionScreen
 from memtui.tui.screens.dialogs import ChoiceDialog, TextDialog
 from memtui.tui.widgets.footer import MemtuiFooter
 
@@ -193,7 +194,7 @@ class MergeScreen(ModalScreen[str | None]):
         self.dismiss(None)
 
 
-class EditorScreen(Screen):
+class EditorScreen(SessionScreen):
     BINDINGS = [
         Binding("ctrl+s", "save", "Save", priority=True),
         Binding("ctrl+t", "tag_line", "Tag line", priority=True),
@@ -206,8 +207,8 @@ class EditorScreen(Screen):
     ]
     HELP_EXTRA = [("ctrl+z ctrl+y", "undo / redo an edit"), ("enter (in find)", "next match")]
 
-    def __init__(self, path: str, *, line: int | None = None) -> None:
-        super().__init__()
+    def __init__(self, ctx: Context, path: str, *, line: int | None = None) -> None:
+        super().__init__(ctx)
         self.path = path
         self.start_line = line
         self.buffer: EditBuffer | None = None
@@ -218,15 +219,21 @@ class EditorScreen(Screen):
         self._shown_dirty = False
 
     @property
+    def root(self) -> Path:
+        """The folder the field's pages are in."""
+        field = self.session.field
+        return field.root if field is not None else self.session.root
+
+    @property
     def abspath(self) -> Path:
-        return Path(self.app.field.root, *self.path.split("/"))
+        return Path(self.root, *self.path.split("/"))
 
     def compose(self) -> ComposeResult:
         yield Header()
         yield Static(id="editor-notice")
         area = PageTextArea(
             "",
-            soft_wrap=self.app.settings.soft_wrap,
+            soft_wrap=self.ctx.settings.soft_wrap,
             show_line_numbers=True,
             tab_behavior="indent",
             id="editor",
@@ -240,7 +247,7 @@ class EditorScreen(Screen):
 
     def on_mount(self) -> None:
         self.title = f"Edit: {one_line(self.path)}"
-        self.app.field_signal.subscribe(self, self._on_field)
+        self.ctx.events.subscribe(self, self._on_event)
         self.query_one("#editor-find").display = False
         if not self.load():
             return
@@ -248,10 +255,10 @@ class EditorScreen(Screen):
             self.go_to_line(self.start_line)
             self.call_after_refresh(self.go_to_line, self.start_line)  # centred once the editor has its size
         self.query_one(TextArea).focus()
-        kept = merge3.kept_copies(self.app.field.root, self.path)
+        kept = merge3.kept_copies(self.root, self.path)
         if kept:
             safe.notify(
-                self.app,
+                self,
                 f"edits to this page that were not saved when memtui last closed are kept in {kept[-1]}",
                 title="unsaved edits kept",
                 severity="warning",
@@ -276,14 +283,14 @@ class EditorScreen(Screen):
         if data is None:
             result = read_bytes(self.abspath)
             if result is None:
-                safe.notify(self.app, f"{self.path} no longer exists", severity="error")
+                safe.notify(self, f"{self.path} no longer exists", severity="error")
                 self.app.pop_screen()
                 return False
             data = result[0]
         try:
             self.buffer = open_buffer(data)
         except MemtuiError as exc:
-            safe.notify(self.app, f"{exc.message}: {exc.hint}", title="cannot edit", severity="error", timeout=10)
+            safe.notify(self, f"{exc.message}: {exc.hint}", title="cannot edit", severity="error", timeout=10)
             self.app.pop_screen()
             return False
         self.base_hash = sha256_bytes(data)
@@ -338,21 +345,21 @@ class EditorScreen(Screen):
     def on_text_area_selection_changed(self, event: TextArea.SelectionChanged) -> None:
         self._update_status(dirty=self._shown_dirty)
 
-    def _on_field(self, event: FieldEvent) -> None:
-        if event.kind != "changed" or (self.path not in event.paths and self.path not in event.removed):
+    def _on_event(self, event: AppEvent) -> None:
+        if not isinstance(event, PagesChanged) or not event.touches(self.path):
             return
         result = read_bytes(self.abspath)
         if result is not None and sha256_bytes(result[0]) == self.base_hash:
             return  # our own save, or a touch
         if not self.dirty and result is not None:
             self.load(result[0])
-            safe.notify(self.app, f"{self.path} changed on disk; reloaded (you had no unsaved edits)", timeout=4)
+            safe.notify(self, f"{self.path} changed on disk; reloaded (you had no unsaved edits)", timeout=4)
             return
         self.disk_changed = True
         self._update_notice()
         what = "was deleted" if result is None else "changed"
         safe.notify(
-            self.app,
+            self,
             f"{self.path} {what} on disk; your edits are kept, saving will ask what to do",
             severity="warning",
             timeout=6,
@@ -494,18 +501,18 @@ class EditorScreen(Screen):
         try:
             new_text = frontmatter.set_keys(
                 text,
-                {"reviewed": True, "reviewed_by": ledger.reviewer_name(root=self.app.field.root), "reviewed_at": now},
+                {"reviewed": True, "reviewed_by": ledger.reviewer_name(root=self.root), "reviewed_at": now},
             )
         except MemtuiError as exc:
-            safe.notify(self.app, f"{exc.message} ({exc.hint})", severity="error")
+            safe.notify(self, f"{exc.message} ({exc.hint})", severity="error")
             return
         self._apply_text(new_text)
         self.notify("reviewed: true set in the frontmatter (save to keep it)", timeout=3)
 
     def action_toggle_wrap(self) -> None:
         self.area.soft_wrap = not self.area.soft_wrap
-        self.app.settings.soft_wrap = self.area.soft_wrap
-        self.app.settings.save()
+        self.ctx.settings.soft_wrap = self.area.soft_wrap
+        self.ctx.settings.save()
         self._update_status()
 
     # ------------------------------------------------------------------ save
@@ -519,7 +526,7 @@ class EditorScreen(Screen):
         fm = parsed.frontmatter
         if fm.error:
             problems.append(f"✖ frontmatter line {fm.error_line}: {fm.error}")
-        field = self.app.field
+        field = self.session.field
         before = Counter(
             (f.rule, f.message)
             for f in page_findings(
@@ -601,11 +608,11 @@ class EditorScreen(Screen):
                 data = merged.merged
             else:
                 kept = self._keep_mine(data)
-                choice = await self.app.push_screen_wait(MergeScreen(self.path, merged, kept, self.app.palette()))
+                choice = await self.app.push_screen_wait(MergeScreen(self.path, merged, kept, self.ctx.palette()))
                 if choice == "edit":
                     self._load_merge(disk, merged.resolve())
                     safe.notify(
-                        self.app,
+                        self,
                         "both versions are in the editor between <<<<<<< and >>>>>>> lines: keep what is right, delete the markers, save",
                         title="finish the merge",
                         timeout=10,
@@ -617,31 +624,31 @@ class EditorScreen(Screen):
             expected = sha256_bytes(disk)  # what we merged with; a newer change still stops us
             merged_from_disk = True
         try:
-            write_page(self.app.field.root, self.path, data, expected_hash=expected, readonly=self.app.field.readonly)
+            write_page(self.root, self.path, data, expected_hash=expected, readonly=self.session.field.readonly)
         except MemtuiError as exc:
-            safe.notify(self.app, f"{exc.message} ({exc.hint})", title="not saved", severity="error", timeout=10)
+            safe.notify(self, f"{exc.message} ({exc.hint})", title="not saved", severity="error", timeout=10)
             return False
         if merged_from_disk:
             self.load(data)
-            safe.notify(self.app, f"saved {self.path}, merged with the changes made on disk meanwhile", timeout=6)
+            safe.notify(self, f"saved {self.path}, merged with the changes made on disk meanwhile", timeout=6)
         else:
             self.buffer = open_buffer(data)
             self.base_hash = sha256_bytes(data)
             self.saved_text = self.area.text
             self.disk_changed = False
-            safe.notify(self.app, f"saved {self.path}", timeout=3)
+            safe.notify(self, f"saved {self.path}", timeout=3)
         self._update_notice()
         self._update_status()
-        self.app.reload_paths([self.path])
+        self.session.reload_paths([self.path])
         await self._maybe_commit(self.path)
         return True
 
     def _keep_mine(self, data: bytes) -> str | None:
         """Your whole version, kept under .memtui/conflicts/ (never as a page)."""
         try:
-            return merge3.keep_copy(self.app.field.root, self.path, data)
+            return merge3.keep_copy(self.root, self.path, data)
         except (OSError, MemtuiError) as exc:
-            safe.notify(self.app, f"could not keep a copy of your version: {exc}", severity="error", timeout=10)
+            safe.notify(self, f"could not keep a copy of your version: {exc}", severity="error", timeout=10)
             return None
 
     def _load_merge(self, disk: bytes, marked: bytes) -> None:
@@ -659,7 +666,7 @@ class EditorScreen(Screen):
 
         False: the human cancelled the save.
         """
-        mode = self.app.settings.bump_updated
+        mode = self.ctx.settings.bump_updated
         if mode == "never" or self.buffer is None or self.area.text == self.buffer.text:
             return True
         fm_now = frontmatter.parse(self.area.text)
@@ -685,19 +692,19 @@ class EditorScreen(Screen):
             if choice is None:
                 return False
             if choice in ("always", "never"):
-                self.app.settings.bump_updated = choice
-                self.app.settings.save()
+                self.ctx.settings.bump_updated = choice
+                self.ctx.settings.save()
             if choice in ("no", "never"):
                 return True
         try:
             self._apply_text(frontmatter.set_keys(self.area.text, {"updated": value}))
         except MemtuiError as exc:
-            safe.notify(self.app, f"updated: not set: {exc.message}", severity="warning")
+            safe.notify(self, f"updated: not set: {exc.message}", severity="warning")
         return True
 
     async def _maybe_commit(self, path: str) -> None:
-        root = self.app.field.root
-        if not self.app.settings.commit_after_save or not gitrepo.is_field_repo(root):
+        root = self.root
+        if not self.ctx.settings.commit_after_save or not gitrepo.is_field_repo(root):
             return
         message = await self.app.push_screen_wait(
             TextDialog("Commit this save", "Commit message (Escape: do not commit)", value=f"memtui: edit {path}")
@@ -707,10 +714,10 @@ class EditorScreen(Screen):
         try:
             commit = gitrepo.commit_paths(root, [path], message)
         except MemtuiError as exc:
-            safe.notify(self.app, f"git commit failed: {exc.message}", severity="error", timeout=10)
+            safe.notify(self, f"git commit failed: {exc.message}", severity="error", timeout=10)
             return
         if commit:
-            safe.notify(self.app, f"committed {commit[:10]}", timeout=3)
+            safe.notify(self, f"committed {commit[:10]}", timeout=3)
 
     # ------------------------------------------------------------------ leave
     def action_leave(self) -> None:

@@ -14,7 +14,7 @@ from textual.containers import Vertical, VerticalScroll
 from textual.screen import ModalScreen, Screen
 from textual.widgets import Static
 
-from memtui.tui.model import BADGES
+from memtui.render.glyphs import BADGES
 
 INTRO = (
     "memtui shows what an agent remembers and where each fact came from. "

@@ -14,15 +14,16 @@ from pathlib import Path
 from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding
-from textual.screen import Screen
 from textual.widgets import Header, Input, OptionList, Static
 from textual.widgets.option_list import Option
 
-from memtui.field.history import CURRENT, STALE, Chain, Version, describe_event
+from memtui.field.history import CURRENT, STALE, SUPERSEDED, Chain, Version, describe_event
 from memtui.field.page import parse_bytes
+from memtui.render.glyphs import STATUS
+from memtui.session.events import AnalysisReady, PagesChanged
 from memtui.store.files import read_bytes
 from memtui.textsafety import one_line, plural
-from memtui.tui.events import FieldEvent
+from memtui.tui.context import AppEvent, Context, SessionScreen, ThemeChanged
 from memtui.tui.widgets.footer import MemtuiFooter
 from memtui.tui.widgets.lists import MarkedOptionList
 from memtui.tui.widgets.status_bar import StatusBar
@@ -53,12 +54,13 @@ def version_prompt(version: Version, colours: dict[str, str], *, held: bool, las
     rail = "└─" if last else "├─"
     start = one_line(version.valid_from or "????-??-??", 10)
     text.append(f"{start} {rail} ", style="dim")
+    glyph = STATUS.get(version.status, STATUS[SUPERSEDED])
     if current:
-        text.append("● CURRENT    ", style=f"bold reverse {colours.get('success', '')}")
+        text.append(f"{glyph.glyph} {glyph.word.upper():<11}", style=f"bold reverse {colours.get(glyph.colour, '')}")
     elif version.status == STALE:
-        text.append("⌛ stale      ", style=f"bold {colours.get('warning', '')}")
+        text.append(f"{glyph.label():<13}", style=f"bold {colours.get(glyph.colour, '')}")
     else:
-        text.append("○ superseded ", style="dim")
+        text.append(f"{glyph.label():<13}", style="dim")
     text.append(one_line(version.title, 90), style="bold" if current else "dim")
     if version.tag:
         text.append(f" [{version.tag}]", style=f"bold {colours.get(version.tag, '')}")
@@ -85,15 +87,15 @@ def version_prompt(version: Version, colours: dict[str, str], *, held: bool, las
     return text
 
 
-class HistoryScreen(Screen):
+class HistoryScreen(SessionScreen):
     BINDINGS = [
         Binding("escape,backspace", "back", "Back"),
         Binding("a", "focus_as_of", "As of date"),
         Binding("c", "clear_as_of", "Clear date"),
     ]
 
-    def __init__(self, target: str) -> None:
-        super().__init__()
+    def __init__(self, ctx: Context, target: str) -> None:
+        super().__init__(ctx)
         self.target = target
         self.as_of: str | None = None
         self.chains: list[Chain] = []
@@ -104,23 +106,23 @@ class HistoryScreen(Screen):
         yield Input(placeholder="as of date: YYYY-MM-DD (what did memory hold that day?)", id="as-of")
         yield Static(id="as-of-summary")
         yield MarkedOptionList(id="timeline")
-        yield StatusBar()
+        yield StatusBar(self.ctx)
         yield MemtuiFooter()
 
     def on_mount(self) -> None:
-        self.app.field_signal.subscribe(self, self._on_field)
+        self.ctx.events.subscribe(self, self._on_event)
         self.title = f"History: {one_line(self.target, 80)}"
         self.refresh_history()
         self.query_one("#timeline").focus()
 
-    def _on_field(self, event: FieldEvent) -> None:
-        if event.kind in ("changed", "theme", "analysed"):
+    def _on_event(self, event: AppEvent) -> None:
+        if isinstance(event, PagesChanged | ThemeChanged | AnalysisReady):
             self.refresh_history()
 
     def refresh_history(self) -> None:
-        field = self.app.model_field()
+        field = self.session.model_field()
         self.chains = [c for c in field.history.lookup(self.target) if c.versions] if field else []
-        colours = self.app.palette()
+        colours = self.ctx.palette()
         timeline = self.query_one("#timeline", OptionList)
         highlighted = timeline.highlighted
         timeline.clear_options()
@@ -179,7 +181,7 @@ class HistoryScreen(Screen):
     def on_option_list_option_selected(self, event: OptionList.OptionSelected) -> None:
         target = self._option_targets.get(event.option.id or "")
         if target:
-            self.app.open_page(target[0], line=target[1])
+            self.open_page(target[0], line=target[1])
 
     def action_focus_as_of(self) -> None:
         self.query_one("#as-of", Input).focus()

@@ -7,18 +7,19 @@ from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Grid, Vertical
-from textual.screen import Screen
 from textual.widgets import Header, OptionList, Sparkline, Static
 from textual.widgets.option_list import Option
 
 from memtui.dialects.detect import BY_NAME
 from memtui.field.body import SOURCE_TAGS
 from memtui.field.checks import MEMORY_CAP, RULES
+from memtui.render.glyphs import FILTER_LABELS, SEVERITY, STATUS, TRUST
+from memtui.session.events import IndexStateChanged
 from memtui.textsafety import one_line
-from memtui.tui.events import FieldEvent
+from memtui.tui.context import AppEvent, SessionScreen
 from memtui.tui.widgets.footer import MemtuiFooter
 from memtui.tui.widgets.lists import MarkedOptionList
-from memtui.tui.widgets.status_bar import StatusBar, describe_sync, index_state
+from memtui.tui.widgets.status_bar import StatusBar, describe_sync
 
 BAR_WIDTH = 24
 
@@ -30,7 +31,7 @@ def bar(value: int, total: int, width: int = BAR_WIDTH) -> str:
     return "█" * filled + "░" * (width - filled)
 
 
-class OverviewScreen(Screen):
+class OverviewScreen(SessionScreen):
     BINDINGS = [Binding("escape", "app.switch_mode('browse')", "Back")]
     HELP_EXTRA = [("enter", "on a source tag count: the claims with that tag")]
 
@@ -58,27 +59,27 @@ class OverviewScreen(Screen):
                         yield MarkedOptionList(id=widget_id)
                     else:
                         yield Static(id=widget_id)
-        yield StatusBar()
+        yield StatusBar(self.ctx)
         yield MemtuiFooter()
 
     def on_mount(self) -> None:
         self.title = "Overview"
-        self.app.field_signal.subscribe(self, self._on_field)
+        self.ctx.events.subscribe(self, self._on_event)
         self.set_interval(2.0, self._refresh_index)
         self.refresh_overview()
 
-    def _on_field(self, event: FieldEvent) -> None:
-        if event.kind == "index":
+    def _on_event(self, event: AppEvent) -> None:
+        if isinstance(event, IndexStateChanged):
             self._refresh_index()
         else:
             self.refresh_overview()
 
     def refresh_overview(self) -> None:
-        app = self.app
-        analysis = app.analysis
-        colours = app.palette()
+        session = self.session
+        analysis = session.analysis
+        colours = self.ctx.palette()
         pages = self.query_one("#ov-pages", Static)
-        if app.field is None or analysis is None:
+        if session.field is None or analysis is None:
             pages.update(Text("… reading and checking the field", style="dim"))
             self._refresh_index()
             return
@@ -90,14 +91,14 @@ class OverviewScreen(Screen):
         table.add_column(style="dim")
         rows = [
             (total, "◆ pages", ""),
-            (counts.get("quarantined", 0), "⛔ quarantined", "error"),
+            (counts.get("quarantined", 0), TRUST["quarantined"].label(), "error"),
             (counts.get("tainted_sessions", 0), "◇ tainted transcripts", "secondary"),
-            (counts.get("unreviewed", 0), "◌ unreviewed", "warning"),
-            (counts.get("reviewed", 0), "✓ reviewed", "success"),
-            (counts.get("unknown", 0), "? no review record", "secondary"),
-            (counts.get("superseded", 0), "↷ superseded", "secondary"),
-            (counts.get("stale", 0), "⌛ stale", "warning"),
-            (counts.get("with_findings", 0), "▲ with findings", "warning"),
+            (counts.get("unreviewed", 0), TRUST["unreviewed"].label(), "warning"),
+            (counts.get("reviewed", 0), TRUST["reviewed"].label(), "success"),
+            (counts.get("unknown", 0), TRUST["unknown"].label(), "secondary"),
+            (counts.get("superseded", 0), STATUS["superseded"].label(), "secondary"),
+            (counts.get("stale", 0), STATUS["stale"].label(), "warning"),
+            (counts.get("with_findings", 0), FILTER_LABELS["findings"].label(), "warning"),
             (counts.get("proposals", 0), "✎ pending proposals", "accent"),
         ]
         for value, label, colour in rows:
@@ -155,8 +156,7 @@ class OverviewScreen(Screen):
         order = {"error": 0, "warning": 1, "info": 2}
         for rule, count in sorted(by_rule.items(), key=lambda kv: (order[RULES[kv[0]].severity], -kv[1], kv[0])):
             severity = RULES[rule].severity
-            glyph = {"error": "✖", "warning": "▲", "info": "·"}[severity]
-            colour = {"error": "error", "warning": "warning", "info": "secondary"}[severity]
+            glyph, _, colour = SEVERITY[severity]
             table.add_row(str(count), Text(f"{glyph} {rule}", style=colours.get(colour, "")))
         widget.update(table)
 
@@ -180,7 +180,7 @@ class OverviewScreen(Screen):
 
     def on_option_list_option_selected(self, event: OptionList.OptionSelected) -> None:
         if event.option_list.id == "ov-tags" and event.option.id:
-            self.app.action_open_claims("all", event.option.id)
+            self.open_claims("all", event.option.id)
 
     def _render_days(self, analysis) -> None:
         series = analysis.per_day
@@ -240,12 +240,12 @@ class OverviewScreen(Screen):
         widget.update(text)
 
     def _refresh_index(self) -> None:
-        app = self.app
-        colours = app.palette()
-        glyph, word, colour = index_state(app)
+        session = self.session
+        colours = self.ctx.palette()
+        glyph, word, colour = session.index_state()
         text = Text(f"{glyph} {word}", style=f"bold {colours.get(colour, '')}")
-        text.append(f"   {describe_sync(app)}", style="dim")
-        service = app.index
+        text.append(f"   {describe_sync(session, self.ctx.show_timings)}", style="dim")
+        service = session.index
         if service is not None:
             state = service.state
             text.append(f"\n{state.indexed_pages:,} pages indexed, {state.pending} pending")
@@ -254,6 +254,6 @@ class OverviewScreen(Screen):
             text.append(f"\nindex at {one_line(str(service.location))}", style="dim")
             if service.read_only:
                 text.append("\n◇ read-only: another memtui writes this index", style=colours.get("secondary", ""))
-        elif app.index_error:
-            text.append(f"\n{one_line(app.index_error, 200)}", style=colours.get("error", ""))
+        elif session.index_error:
+            text.append(f"\n{one_line(session.index_error, 200)}", style=colours.get("error", ""))
         self.query_one("#ov-index", Static).update(text)

@@ -14,7 +14,6 @@ from textual import events
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, VerticalScroll
-from textual.screen import Screen
 from textual.widgets import Header, OptionList, Static
 from textual.widgets.option_list import Option
 
@@ -27,11 +26,13 @@ from memtui.field.page import (
     parse_bytes,
     parse_bytes_steps,
 )
+from memtui.render.glyphs import PENDING, SEVERITY, STATUS, TRUST
+from memtui.session.events import AnalysisReady, PagesChanged
 from memtui.store.files import FileTooLarge, read_bytes, read_head
 from memtui.textsafety import one_line, plural
 from memtui.tui import safe
-from memtui.tui.events import FieldEvent
-from memtui.tui.model import PENDING, STATUS_BADGES, TRUST_BADGES
+from memtui.tui.context import AppEvent, Context, SessionScreen, ThemeChanged
+from memtui.tui.messages import OpenProvenance
 from memtui.tui.widgets.footer import MemtuiFooter
 from memtui.tui.widgets.lists import MarkedOptionList
 from memtui.tui.widgets.page_body import (
@@ -69,7 +70,6 @@ KNOWN_KEYS = {
     "user_correction",
     "move_to",
 }
-SEVERITY_GLYPH = {"error": ("✖", "error"), "warning": ("▲", "warning"), "info": ("·", "secondary")}
 NARROW = 100  # under this many columns the side panel folds away (i shows it instead of the body)
 RAW_PREVIEW_BYTES = 64 * 1024  # what an unparsed page shows of itself
 SYNC_PARSE_BYTES = 256 * 1024  # a bigger page is parsed in slices (its start at once): about 50 ms of parsing
@@ -79,7 +79,7 @@ LINKS_LISTED = 100  # the side panel lists this many links; ] and [ reach them a
 FINDINGS_LISTED = 30  # and this many findings (the most severe), then how many more of each rule
 
 
-class PageScreen(Screen):
+class PageScreen(SessionScreen):
     BINDINGS = [
         Binding("escape,backspace", "back", "Back"),
         Binding("i", "toggle_details", "Details"),
@@ -97,6 +97,7 @@ class PageScreen(Screen):
 
     def __init__(
         self,
+        ctx: Context,
         path: str,
         *,
         line: int | None = None,
@@ -104,7 +105,7 @@ class PageScreen(Screen):
         matches: list[int] | None = None,
         terms: list[str] | None = None,
     ) -> None:
-        super().__init__()
+        super().__init__(ctx)
         self.path = path
         self.jump_line = line
         self.raw = False
@@ -131,7 +132,7 @@ class PageScreen(Screen):
         with Horizontal(id="page-main"):
             yield PageLines(id="page-body")
             yield from self.compose_side()
-        yield StatusBar()
+        yield StatusBar(self.ctx)
         yield MemtuiFooter()
 
     def compose_side(self) -> ComposeResult:
@@ -167,14 +168,14 @@ class PageScreen(Screen):
 
     def on_mount(self) -> None:
         self.set_class(self.app.size.width < NARROW, "-narrow")
-        self.app.field_signal.subscribe(self, self._on_field)
+        self.ctx.events.subscribe(self, self._on_event)
         self.load()
         self.body.focus()
 
     # ------------------------------------------------------------------ loading
     def load(self) -> None:
         """Read the file; parse it again only if its bytes changed (else only the side panel)."""
-        field = self.app.field
+        field = self.session.field
         abspath = Path(field.root, *self.path.split("/"))
         try:
             result = read_bytes(abspath, max_bytes=MAX_PARSE_BYTES)
@@ -182,7 +183,7 @@ class PageScreen(Screen):
             result = read_head(abspath, RAW_PREVIEW_BYTES)  # shown raw: never the whole file
         except OSError as exc:
             result = None
-            safe.notify(self.app, f"cannot read {self.path}: {exc}", severity="error")
+            safe.notify(self, f"cannot read {self.path}: {exc}", severity="error")
         if result is None:
             self.deleted = True
             self.render_page()
@@ -205,7 +206,7 @@ class PageScreen(Screen):
         if start is not None and start.frontmatter.present and not start.frontmatter.closed:
             start = None  # the frontmatter runs past the start: wait for the whole page
         self.parsed = start
-        info = self.app.field.pages.get(self.path)
+        info = self.session.field.pages.get(self.path)
         fact_page, view_end = self._body_settings(info)
         # After the first screen is drawn: a thread parsing meanwhile would slow the drawing down.
         self.call_after_refresh(self._parse_whole, self._reading, data, self.colours(), fact_page, view_end)
@@ -256,14 +257,14 @@ class PageScreen(Screen):
         self.body_rows = rows
         self.render_page()
 
-    def _on_field(self, event: FieldEvent) -> None:
-        if event.kind == "changed" and (self.path in event.paths or self.path in event.removed):
+    def _on_event(self, event: AppEvent) -> None:
+        if isinstance(event, PagesChanged) and event.touches(self.path):
             self.load()
-        elif event.kind in ("analysed", "theme"):
+        elif isinstance(event, AnalysisReady | ThemeChanged):
             self.render_page()
 
     def colours(self) -> dict[str, str]:
-        return self.app.palette()
+        return self.ctx.palette()
 
     @staticmethod
     def _body_settings(info) -> tuple[bool, int | None]:
@@ -275,7 +276,7 @@ class PageScreen(Screen):
     # ------------------------------------------------------------------ rendering
     def render_page(self) -> None:
         """The title, the info line, the side panel; the body only when what it shows changed."""
-        field = self.app.field
+        field = self.session.field
         info = field.pages.get(self.path) if field else None
         title = info.title if info else self.path
         self.title = one_line(title, 120)
@@ -384,13 +385,13 @@ class PageScreen(Screen):
         if info is None:
             text.append("✖ not in the field", style=colours.get("error", ""))
         else:
-            state = self.app.field.trust(self.path)
-            status = self.app.model_field().history.status.get(self.path, PENDING)
-            glyph, word, colour = TRUST_BADGES[state]
+            state = self.session.field.trust(self.path)
+            status = self.session.model_field().history.status.get(self.path, PENDING)
+            glyph, word, colour = TRUST[state]
             if state == "quarantined" and self.path.startswith("sessions/"):
                 glyph, colour, word = "◇", "secondary", "tainted transcript (evidence, not reviewed)"
             text.append(f"{glyph} {word}", style=f"bold {colours.get(colour, '')}")
-            s_glyph, s_word, s_colour = STATUS_BADGES[status]
+            s_glyph, s_word, s_colour = STATUS[status]
             text.append(
                 f"   {s_glyph} {s_word}", style="bold" if status == CURRENT else f"bold {colours.get(s_colour, 'dim')}"
             )
@@ -434,13 +435,13 @@ class PageScreen(Screen):
         return table
 
     def _findings(self):
-        analysis = self.app.analysis
-        field = self.app.field
+        analysis = self.session.analysis
+        field = self.session.field
         if field is None:
             return []
         if analysis is not None and analysis.generation == field.generation:
             return analysis.by_path.get(self.path, [])
-        if self.app.model_field() is not field:
+        if self.session.model_field() is not field:
             # A big field changed and is being analysed again: this page's own rules now.
             info = field.pages.get(self.path)
             return check_page_local(info) if info is not None else []
@@ -455,7 +456,7 @@ class PageScreen(Screen):
             return
         text = Text()
         for finding in findings[:FINDINGS_LISTED]:
-            glyph, colour = SEVERITY_GLYPH[finding.severity]
+            glyph, _, colour = SEVERITY[finding.severity]
             text.append(f"{glyph} {finding.severity} ", style=f"bold {colours.get(colour, '')}")
             text.append(finding.rule, style="bold")
             if finding.line:
@@ -469,7 +470,7 @@ class PageScreen(Screen):
         self._update("#page-findings", text, lambda: text)
 
     def _field_key(self) -> tuple:
-        field = self.app.model_field()
+        field = self.session.model_field()
         return id(field), getattr(field, "generation", None)
 
     def _render_links(self) -> None:
@@ -481,7 +482,7 @@ class PageScreen(Screen):
         for index, link in enumerate(self.links[:LINKS_LISTED]):
             label = Text(f"L{link.line} ", style="dim")
             if link.kind == "wiki":
-                hit = self.app.model_field().resolve(link.target, near=self.path)
+                hit = self.session.model_field().resolve(link.target, near=self.path)
                 label.append(f"[[{one_line(link.target, 40)}]]")
                 label.append(f" → {one_line(hit.path)}" if hit else " ✖ missing", style="dim" if hit else "bold")
             elif link.kind == "cite":
@@ -499,7 +500,7 @@ class PageScreen(Screen):
         widget.add_options(options or [Option(Text("none", style="dim"), disabled=True)])
 
     def _render_backlinks(self) -> None:
-        backlinks = self.app.model_field().backlinks(self.path) if self.app.field else []
+        backlinks = self.session.model_field().backlinks(self.path) if self.session.field else []
         sources = list(dict.fromkeys(source for source, _line in backlinks))
         key = (tuple(sources), self._field_key())
         if self._panes.get("#page-backlinks") == key:
@@ -513,14 +514,14 @@ class PageScreen(Screen):
             return
         options = []
         for index, source in enumerate(sources):
-            info = self.app.field.pages.get(source)
+            info = self.session.field.pages.get(source)
             label = Text(one_line(info.title if info else source, 40))
             label.append(f"  {one_line(source)}", style="dim")
             options.append(Option(label, id=f"back-{index}"))
         widget.add_options(options)
 
     def _render_history(self, colours) -> None:
-        field = self.app.model_field()
+        field = self.session.model_field()
         text = Text()
         if field is None or self.path not in field.pages:
             self._update("#page-history", text, lambda: text)
@@ -543,7 +544,7 @@ class PageScreen(Screen):
 
     # ------------------------------------------------------------------ links
     def _citation_source(self, link: LinkTarget) -> str | None:
-        info = self.app.field.pages.get(self.path)
+        info = self.session.field.pages.get(self.path)
         if info is None:
             return None
         try:
@@ -558,21 +559,21 @@ class PageScreen(Screen):
             return
         self.selected_link = index
         link = self.links[index]
-        field = self.app.model_field()
+        field = self.session.model_field()
         if link.kind == "wiki":
             hit = field.resolve(link.target, near=self.path)
             if hit is None:
-                safe.notify(self.app, f"[[{link.target}]] matches no page", severity="warning")
+                safe.notify(self, f"[[{link.target}]] matches no page", severity="warning")
                 return
-            self.app.open_page(hit.path)
+            self.open_page(hit.path)
         elif link.kind == "cite":
             source = self._citation_source(link)
             if source is None:
-                safe.notify(self.app, f"[cite:{link.target}]: the page has no such source", severity="warning")
+                safe.notify(self, f"[cite:{link.target}]: the page has no such source", severity="warning")
                 return
             hit = field.resolve_source(source, near=self.path)
             if hit is None:
-                safe.notify(self.app, f"source outside this field: {source}", title=f"[cite:{link.target}]")
+                safe.notify(self, f"source outside this field: {source}", title=f"[cite:{link.target}]")
                 return
             self.open_evidence(hit.path, line_anchor(source), link, f"[cite:{link.target}] {source}")
         else:
@@ -582,7 +583,7 @@ class PageScreen(Screen):
                 if hit is not None:
                     lines = line_anchor(target)
                     if lines is None:
-                        self.app.open_page(hit.path)
+                        self.open_page(hit.path)
                     else:
                         self.open_evidence(hit.path, lines, link, f"{link.label} → {target}")
                     return
@@ -594,10 +595,10 @@ class PageScreen(Screen):
         """The cited page beside the claim that cites it (its cited lines lit up)."""
         rows = self.body_rows
         if rows is None or self.parsed is None:
-            self.app.open_page(path, highlight=lines)
+            self.open_page(path, highlight=lines)
             return
-        self.app.open_provenance(
-            path, lines=lines, claim_path=self.path, claim_line=link.line, claim_rows=rows, label=label
+        self.post_message(
+            OpenProvenance(path, lines=lines, claim_path=self.path, claim_line=link.line, claim_rows=rows, label=label)
         )
 
     def action_follow(self) -> None:
@@ -619,7 +620,7 @@ class PageScreen(Screen):
         if option_id.startswith("link-"):
             self.follow_link(int(option_id[5:]))
         elif option_id.startswith("back-"):
-            self.app.open_page(self._backlink_paths[int(option_id[5:])])
+            self.open_page(self._backlink_paths[int(option_id[5:])])
 
     def _select_link(self, index: int) -> None:
         if not self.links:
@@ -656,7 +657,7 @@ class PageScreen(Screen):
             index = self.match_index + step
         self.match_index = index % len(self.matches)
         self.show_lines(self.matches[self.match_index])
-        self._render_info(self.app.field.pages.get(self.path), self.colours())
+        self._render_info(self.session.field.pages.get(self.path), self.colours())
 
     def action_next_match(self) -> None:
         self._select_match(1)
@@ -673,10 +674,10 @@ class PageScreen(Screen):
         self.render_page()
 
     def action_history(self) -> None:
-        self.app.open_history(self.path)
+        self.open_history(self.path)
 
     def action_edit(self) -> None:
-        self.app.open_editor(self.path, line=self.reading_line())
+        self.open_editor(self.path, line=self.reading_line())
 
     def reading_line(self) -> int | None:
         """The file line the reader is on: the selected link's, else the top line in view."""

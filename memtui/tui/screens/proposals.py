@@ -23,57 +23,24 @@ from textual import work
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical, VerticalScroll
-from textual.screen import ModalScreen, Screen
+from textual.screen import ModalScreen
 from textual.widgets import Button, Header, OptionList, Static
 from textual.widgets.option_list import Option
 
 from memtui.errors import MemtuiError
+from memtui.render.diff import unified
+from memtui.render.review import entry_prompt, review_parts, three_way_parts
 from memtui.review import proposals as proposals_mod
 from memtui.review import undo as undo_mod
+from memtui.session.events import FieldLoaded, PagesChanged, ProposalsChanged
+from memtui.session.latest_only import LatestOnly
 from memtui.textsafety import one_line, plural
 from memtui.tui import safe
-from memtui.tui.events import FieldEvent
-from memtui.tui.latest_only import LatestOnly
+from memtui.tui.context import AppEvent, Context, SessionScreen
 from memtui.tui.screens.dialogs import ChoiceDialog, ConfirmDialog, TextDialog
-from memtui.tui.widgets.diff_view import side_by_side, unified
 from memtui.tui.widgets.footer import MemtuiFooter
 from memtui.tui.widgets.lists import FilterBox, FilterInPlace, MarkedOptionList, matches
 from memtui.tui.widgets.status_bar import StatusBar
-
-STATE_GLYPHS = {
-    "ready": ("●", "ready", "success"),
-    "stale": ("◐", "stale", "warning"),
-    "conflicting": ("⇄", "conflicting", "warning"),
-    "invalid": ("✖", "invalid", "error"),
-    "approved": ("✓", "approved", "success"),
-    "rejected": ("⊘", "rejected", "secondary"),
-    "reverted": ("↶", "reverted", "secondary"),
-}
-
-
-def entry_prompt(entry, colours: dict[str, str]) -> Text:
-    proposal = entry.proposal
-    text = Text()
-    decided = entry.decision is not None and not entry.pending
-    for flag in entry.flags or [entry.state]:
-        glyph, word, colour = STATE_GLYPHS.get(flag, ("?", flag, "secondary"))
-        text.append(f"{glyph} {word.upper() if decided else word} ", style=f"bold {colours.get(colour, '')}")
-    text.append(one_line(proposal.id, 60), style="strike" if decided else "bold")
-    age = f"{entry.age_days:.0f} d" if entry.age_days is not None else "age ?"
-    text.append(
-        f"\n  {one_line(proposal.job, 20)} · {age} · {plural(len(proposal.pages), 'page')} · {proposal.carrier}",
-        style="dim",
-    )
-    if decided:
-        decision = entry.decision
-        text.append(f"\n  by {one_line(decision.who, 30)} · {one_line(decision.ts)}", style="dim")
-        if decision.reason:
-            text.append(f"\n  why: {one_line(decision.reason, 80)}")
-    if entry.conflicts_with:
-        text.append(
-            f"\n  conflicts with {one_line(', '.join(entry.conflicts_with), 80)}", style=colours.get("warning", "")
-        )
-    return text
 
 
 def regret_text(stats, colours: dict[str, str]) -> Text:
@@ -104,15 +71,6 @@ def change_lines(proposal) -> Text:
     return text
 
 
-def findings_text(title: str, findings, colours: dict[str, str], colour: str) -> Text:
-    text = Text(f"{title}: {len(findings)}\n", style=f"bold {colours.get(colour, '')}")
-    for finding in findings[:30]:
-        text.append(f"  {finding.severity} {finding.rule} ", style="bold")
-        text.append(f"{one_line(finding.path)}{':' + str(finding.line) if finding.line else ''}  ", style="dim")
-        text.append(f"{one_line(finding.message, 120)}\n")
-    return text
-
-
 class ThreeWayScreen(ModalScreen[str | None]):
     """A stale proposal: what changed on disk since its base, and what it would do now."""
 
@@ -131,18 +89,7 @@ class ThreeWayScreen(ModalScreen[str | None]):
                 style="bold",
             )
         ]
-        for three in self.review.three_way:
-            parts.append(Text(f"\n━━ {one_line(three.path)}", style="bold"))
-            promoted = self.review.promoted_lines(three.path)
-            if three.base_available:
-                parts.append(Text("what changed on disk since the job's base (would be overwritten):", style="bold"))
-                parts.append(unified(three.base_to_disk, self.colours))
-                parts.append(Text("what the job proposed relative to its base:", style="bold"))
-                parts.append(unified(three.base_to_proposed, self.colours, promoted))
-            else:
-                parts.append(Text("the base version is kept nowhere; only disk → proposed can be shown:", style="bold"))
-            parts.append(Text("disk now → proposed:", style="bold"))
-            parts.append(unified(three.disk_to_proposed, self.colours, promoted))
+        parts.extend(three_way_parts(self.review, self.colours))
         with Vertical(classes="dialog wide-dialog"):
             yield Static(Text("Stale proposal: three-way difference", style="bold"), classes="dialog-title")
             with VerticalScroll(classes="dialog-body tall"):
@@ -162,7 +109,7 @@ class ThreeWayScreen(ModalScreen[str | None]):
         self.dismiss(None)
 
 
-class ProposalsScreen(FilterInPlace, Screen):
+class ProposalsScreen(FilterInPlace, SessionScreen):
     BINDINGS = [
         Binding("a", "approve", "Approve"),
         Binding("x", "reject", "Reject"),
@@ -178,8 +125,8 @@ class ProposalsScreen(FilterInPlace, Screen):
         ("tab", "between the list and the review"),
     ]
 
-    def __init__(self) -> None:
-        super().__init__()
+    def __init__(self, ctx: Context) -> None:
+        super().__init__(ctx)
         self._queue_reads = LatestOnly(self._read_queue, self.call_later)
         self.queue = None
         self.review = None
@@ -198,17 +145,17 @@ class ProposalsScreen(FilterInPlace, Screen):
                 yield MarkedOptionList(id="proposal-list")
             with VerticalScroll(id="review-scroll"):
                 yield Static(id="proposal-review")
-        yield StatusBar()
+        yield StatusBar(self.ctx)
         yield MemtuiFooter()
 
     def on_mount(self) -> None:
         self.title = "Proposals"
-        self.app.field_signal.subscribe(self, self._on_field)
+        self.ctx.events.subscribe(self, self._on_event)
         self.refresh_queue()
         self.query_one("#proposal-list").focus()
 
-    def _on_field(self, event: FieldEvent) -> None:
-        if event.kind in ("loaded", "changed"):
+    def _on_event(self, event: AppEvent) -> None:
+        if isinstance(event, FieldLoaded | PagesChanged | ProposalsChanged):
             self.refresh_queue()
 
     @property
@@ -223,12 +170,12 @@ class ProposalsScreen(FilterInPlace, Screen):
     @work(thread=True, exclusive=True, group="proposal-queue", description="refresh_queue")
     def _read_queue(self) -> None:
         with self._queue_reads.reporting(self.app):
-            field = self.app.field
+            field = self.session.field
             if field is None:
                 return
             try:
                 queue = proposals_mod.proposal_queue(
-                    field.root, field=field.snapshot(), include_decided=True, with_checks=False, now=self.app.clock()
+                    field.root, field=field.snapshot(), include_decided=True, with_checks=False, now=self.ctx.clock()
                 )
                 stats = proposals_mod.stats(field.root)
             except MemtuiError as exc:
@@ -261,7 +208,7 @@ class ProposalsScreen(FilterInPlace, Screen):
         if self.queue is None:
             return
         queue = self.queue
-        colours = self.app.palette()
+        colours = self.ctx.palette()
         widget = self.proposal_list
         current = highlight or self._want or self._highlighted_id()
         self._want = None
@@ -337,10 +284,10 @@ class ProposalsScreen(FilterInPlace, Screen):
             self.query_one("#proposal-review", Static).update,
             Text(f"… loading {one_line(proposal_id)} and running the checks on its result", style="dim"),
         )
-        field = self.app.field
+        field = self.session.field
         try:
             review = proposals_mod.review_proposal(
-                field.root, proposal_id, field=field.snapshot(), now=self.app.clock()
+                field.root, proposal_id, field=field.snapshot(), now=self.ctx.clock()
             )
         except MemtuiError as exc:
             self.app.call_from_thread(
@@ -359,64 +306,20 @@ class ProposalsScreen(FilterInPlace, Screen):
         review = self.review
         if review is None:
             return
-        colours = self.app.palette()
+        colours = self.ctx.palette()
         entry = review.entry
-        proposal = review.proposal
-        head = Text()
-        head.append_text(entry_prompt(entry, colours))
-        head.append(f"\ncreated {one_line(proposal.created or '?')} · {one_line(proposal.location)}", style="dim")
+        parts = review_parts(review, colours, side=self.side, hint="s toggles")
         if entry.decision is not None:
-            decision = entry.decision
-            head.append(
-                f"\n{one_line(entry.state).upper()} by {one_line(decision.who)} on {one_line(decision.ts)}",
-                style="bold",
-            )
-            head.append(f"\nwhy: {one_line(decision.reason or '(no reason given)', 200)}")
             if entry.state == "approved":
-                head.append(
-                    "\nz undoes the approval (pending again); u reverts it (counts toward the regret rate)", style="dim"
+                parts.insert(
+                    1,
+                    Text(
+                        "z undoes the approval (pending again); u reverts it (counts toward the regret rate)",
+                        style="dim",
+                    ),
                 )
             elif entry.state == "rejected":
-                head.append("\nz undoes the rejection (pending again)", style="dim")
-        head.append("\n\nRationale\n", style=f"bold {colours.get('primary', '')}")
-        head.append(safe.block(proposal.rationale.strip() or "(none given)"))
-        head.append("\n\nEvidence\n", style=f"bold {colours.get('primary', '')}")
-        head.append("\n".join(f"• {one_line(e, 200)}" for e in proposal.evidence) or "(none given)")
-        for problem in proposal.problems:
-            head.append(f"\n✖ {one_line(problem, 200)}", style=colours.get("error", ""))
-        for warning in proposal.warnings:
-            head.append(f"\n▲ {one_line(warning, 200)}", style=colours.get("warning", ""))
-        parts: list = [head]
-        validation = entry.validation
-        if validation.new_findings is not None:
-            checks = Text(
-                "\n\nChecks on the result (as it would be after applying)\n", style=f"bold {colours.get('primary', '')}"
-            )
-            checks.append_text(
-                findings_text(
-                    "new findings", validation.new_findings, colours, "error" if not validation.ok else "warning"
-                )
-            )
-            checks.append_text(
-                findings_text("resolved findings", validation.resolved_findings or [], colours, "success")
-            )
-            parts.append(checks)
-        parts.append(
-            Text(
-                f"\nChanges ({'side by side' if self.side else 'unified'}; s toggles)",
-                style=f"bold {colours.get('primary', '')}",
-            )
-        )
-        for diff in review.diffs:
-            promoted = review.promoted_lines(diff.path)
-            parts.append(side_by_side(diff, colours, promoted) if self.side else unified(diff, colours, promoted))
-        if review.three_way:
-            parts.append(
-                Text(
-                    f"\n◐ stale: {plural(len(review.three_way), 'page')} changed on disk since the job's base; approving shows the three-way difference first",
-                    style=f"bold {colours.get('warning', '')}",
-                )
-            )
+                parts.insert(1, Text("z undoes the rejection (pending again)", style="dim"))
         self.query_one("#proposal-review", Static).update(Group(*parts))
 
     # ------------------------------------------------------------------ views
@@ -454,10 +357,10 @@ class ProposalsScreen(FilterInPlace, Screen):
             self.notify("highlight a proposal first", severity="warning")
             return None
         if review is None or review.proposal.id != highlighted:
-            safe.notify(self.app, f"{highlighted} is still loading; try again in a moment", severity="warning")
+            safe.notify(self, f"{highlighted} is still loading; try again in a moment", severity="warning")
             return None
         if pending and not review.entry.pending:
-            safe.notify(self.app, f"{highlighted} is already {review.entry.state} (z undoes that)", severity="warning")
+            safe.notify(self, f"{highlighted} is already {review.entry.state} (z undoes that)", severity="warning")
             return None
         return review
 
@@ -471,7 +374,7 @@ class ProposalsScreen(FilterInPlace, Screen):
             return
         accept_stale = False
         if review.three_way:
-            if await self.app.push_screen_wait(ThreeWayScreen(review, self.app.palette())) != "accept":
+            if await self.app.push_screen_wait(ThreeWayScreen(review, self.ctx.palette())) != "accept":
                 return
             accept_stale = True
         else:
@@ -493,14 +396,14 @@ class ProposalsScreen(FilterInPlace, Screen):
             )
             if choice != "yes":
                 return
-        field = self.app.field
+        field = self.session.field
         try:
             entry = proposals_mod.approve(
                 field.root, review.proposal.id, accept_stale=accept_stale, fingerprint=review.fingerprint, field=field
             )
         except MemtuiError as exc:
             safe.notify(
-                self.app,
+                self,
                 f"{exc.message} ({exc.hint})" if exc.hint else exc.message,
                 title="not approved",
                 severity="error",
@@ -509,7 +412,7 @@ class ProposalsScreen(FilterInPlace, Screen):
             self.refresh_queue()
             return
         commit = f", commit {entry.commit[:10]}" if getattr(entry, "commit", None) else ""
-        safe.notify(self.app, f"approved {review.proposal.id}{commit} (z undoes)", timeout=5)
+        safe.notify(self, f"approved {review.proposal.id}{commit} (z undoes)", timeout=5)
         self._after_decision(review, review.proposal.pages, "approved", entry)
 
     def action_reject(self) -> None:
@@ -526,11 +429,11 @@ class ProposalsScreen(FilterInPlace, Screen):
         if not reason:
             return
         try:
-            entry = proposals_mod.reject(self.app.field.root, review.proposal.id, reason=reason)
+            entry = proposals_mod.reject(self.session.field.root, review.proposal.id, reason=reason)
         except MemtuiError as exc:
-            safe.notify(self.app, exc.message, severity="error", timeout=10)
+            safe.notify(self, exc.message, severity="error", timeout=10)
             return
-        safe.notify(self.app, f"rejected {review.proposal.id} (z undoes)", timeout=4)
+        safe.notify(self, f"rejected {review.proposal.id} (z undoes)", timeout=4)
         self._after_decision(review, [], "rejected", entry)
 
     def action_revert(self) -> None:
@@ -544,13 +447,13 @@ class ProposalsScreen(FilterInPlace, Screen):
         if review.entry.state != "approved":
             self.notify("only an approved proposal can be reverted (d shows decided ones)", severity="warning")
             return
-        root = self.app.field.root
+        root = self.session.field.root
         try:
             plan = proposals_mod.plan_revert(root, review.proposal.id)
         except MemtuiError as exc:
-            safe.notify(self.app, exc.message, severity="error", timeout=10)
+            safe.notify(self, exc.message, severity="error", timeout=10)
             return
-        colours = self.app.palette()
+        colours = self.ctx.palette()
         parts: list = [
             Text(
                 f"Revert {one_line(review.proposal.id)}: the pages return to their bytes from before the approval. It counts toward the job's regret rate.\n",
@@ -587,9 +490,9 @@ class ProposalsScreen(FilterInPlace, Screen):
         try:
             entry = proposals_mod.revert(root, review.proposal.id, reason=reason, force=force)
         except MemtuiError as exc:
-            safe.notify(self.app, exc.message, severity="error", timeout=10)
+            safe.notify(self, exc.message, severity="error", timeout=10)
             return
-        safe.notify(self.app, f"reverted {review.proposal.id}", timeout=4)
+        safe.notify(self, f"reverted {review.proposal.id}", timeout=4)
         self._after_decision(review, review.proposal.pages, "reverted", entry)
 
     def _after_decision(self, review, pages: list[str], state: str, entry) -> None:
@@ -604,8 +507,8 @@ class ProposalsScreen(FilterInPlace, Screen):
         self._rebuild(highlight=next_id or proposal_id)
         self._want = next_id
         self.proposal_list.focus()
-        self.app.reload_paths(list(pages))
-        self.app.request_analysis()
+        self.session.reload_paths(list(pages))
+        self.session.request_analysis()
         self.refresh_queue()
 
     # ------------------------------------------------------------------ undo
@@ -614,14 +517,14 @@ class ProposalsScreen(FilterInPlace, Screen):
 
     @work(exclusive=True, group="proposal-decide", description="_undo")
     async def _undo(self) -> None:
-        root = self.app.field.root
+        root = self.session.field.root
         highlighted = self._highlighted_id()
         entry = self.queue.get(highlighted) if (self.queue and highlighted) else None
         if entry is not None and not entry.pending and (self.show_decided or highlighted in self._decided_here):
             decision = undo_mod.latest(root, kind=undo_mod.PROPOSALS, target=highlighted)
             if decision is None:
                 safe.notify(
-                    self.app,
+                    self,
                     f"{highlighted} was {entry.state}: that cannot be undone (revert an approval with u)",
                     severity="warning",
                 )
@@ -632,7 +535,7 @@ class ProposalsScreen(FilterInPlace, Screen):
                 self.notify("no decision to undo", severity="warning")
                 return
         plan = undo_mod.plan_undo(root, decision)
-        colours = self.app.palette()
+        colours = self.ctx.palette()
         parts: list = [Text(f"Undo: {one_line(plan.summary)}\n", style="bold")]
         if not plan.pages:
             parts.append(Text("No page changes: the proposal is pending again."))
@@ -665,17 +568,17 @@ class ProposalsScreen(FilterInPlace, Screen):
         if choice != "yes":
             return
         try:
-            undone, _ = undo_mod.undo(root, decision=decision, force=risky, readonly=self.app.field.readonly)
+            undone, _ = undo_mod.undo(root, decision=decision, force=risky, readonly=self.session.field.readonly)
         except MemtuiError as exc:
             safe.notify(
-                self.app,
+                self,
                 f"{exc.message} ({exc.hint})" if exc.hint else exc.message,
                 title="not undone",
                 severity="error",
                 timeout=10,
             )
             return
-        safe.notify(self.app, f"undone: {undo_mod.describe(undone)}", timeout=5)
+        safe.notify(self, f"undone: {undo_mod.describe(undone)}", timeout=5)
         self._decided_here.discard(undone.target)
         self._want = undone.target
         self.review = None
@@ -683,7 +586,7 @@ class ProposalsScreen(FilterInPlace, Screen):
             self.show_decided = False
             self.title = "Proposals"
         queue_entry = self.queue.get(undone.target) if self.queue else None
-        self.app.reload_paths(list(queue_entry.proposal.pages) if queue_entry else [])
-        self.app.request_analysis()
+        self.session.reload_paths(list(queue_entry.proposal.pages) if queue_entry else [])
+        self.session.request_analysis()
         self.refresh_queue()
         self.proposal_list.focus()

@@ -19,9 +19,10 @@ from textual.containers import Horizontal, Vertical
 from textual.widgets import Header, Static
 
 from memtui.field.page import MAX_PARSE_BYTES, parse_bytes
+from memtui.session.events import PagesChanged
 from memtui.store.files import FileTooLarge, read_bytes
 from memtui.textsafety import one_line
-from memtui.tui.events import FieldEvent
+from memtui.tui.context import AppEvent, Context, ThemeChanged
 from memtui.tui.screens.page import PageScreen
 from memtui.tui.widgets.footer import MemtuiFooter
 from memtui.tui.widgets.page_body import BodyRows, RawRows, Rows
@@ -38,6 +39,7 @@ class ProvenanceScreen(PageScreen):
 
     def __init__(
         self,
+        ctx: Context,
         path: str,
         *,
         lines: tuple[int, int] | None,
@@ -46,7 +48,7 @@ class ProvenanceScreen(PageScreen):
         claim_rows: Rows | None,
         label: str,
     ) -> None:
-        super().__init__(path, highlight=lines)
+        super().__init__(ctx, path, highlight=lines)
         self.cited_lines = lines
         self.claim_path = claim_path
         self.claim_line = claim_line
@@ -65,7 +67,7 @@ class ProvenanceScreen(PageScreen):
                 yield Static(id="source-title", classes="pane-title")
                 yield PageLines(id="page-body")
             yield from self.compose_side()
-        yield StatusBar()
+        yield StatusBar(self.ctx)
         yield MemtuiFooter()
 
     @property
@@ -91,7 +93,7 @@ class ProvenanceScreen(PageScreen):
     @work(thread=True, exclusive=True, group="claim page", description="_read_claim_page")
     def _read_claim_page(self, colours: dict[str, str]) -> None:
         """The claim's page, read and laid out as the page view does (opened from the claims list)."""
-        abspath = Path(self.app.field.root, *self.claim_path.split("/"))
+        abspath = Path(self.session.field.root, *self.claim_path.split("/"))
         try:
             result = read_bytes(abspath, max_bytes=MAX_PARSE_BYTES)
         except (OSError, FileTooLarge) as exc:
@@ -103,7 +105,7 @@ class ProvenanceScreen(PageScreen):
                 header=[Text(f"✖ cannot read {one_line(self.claim_path)}: {one_line(problem)}", style="bold")]
             )
         else:
-            info = self.app.field.pages.get(self.claim_path)
+            info = self.session.field.pages.get(self.claim_path)
             fact_page, view_end = self._body_settings(info)
             rows = BodyRows(
                 parse_bytes(self.claim_path, result[0]), colours, fact_page=fact_page, agent_view_ends=view_end
@@ -130,12 +132,12 @@ class ProvenanceScreen(PageScreen):
         source.append(f"   {one_line(self.label, 80)}", style="dim")
         self.query_one("#source-title", Static).update(source)
 
-    def _on_field(self, event: FieldEvent) -> None:
-        super()._on_field(event)
-        if event.kind == "changed" and self.claim_path in (*event.paths, *event.removed) and not self.claim_changed:
+    def _on_event(self, event: AppEvent) -> None:
+        super()._on_event(event)
+        if isinstance(event, PagesChanged) and event.touches(self.claim_path) and not self.claim_changed:
             self.claim_changed = True
             self._titles()
-        elif event.kind == "theme":
+        elif isinstance(event, ThemeChanged):
             self._titles()
 
     # ------------------------------------------------------------------ keys
@@ -145,4 +147,4 @@ class ProvenanceScreen(PageScreen):
 
     def action_open_source(self) -> None:
         """The cited page alone, in the page view (the cited lines lit up)."""
-        self.app.open_page(self.path, highlight=self.cited_lines)
+        self.open_page(self.path, highlight=self.cited_lines)

@@ -23,18 +23,19 @@ from textual import work
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical, VerticalScroll
-from textual.screen import Screen
 from textual.widgets import Header, OptionList, Static
 from textual.widgets.option_list import Option
 
 from memtui.errors import MemtuiError, StaleWriteError
+from memtui.render.glyphs import TRUST
 from memtui.review import ledger
 from memtui.review import quarantine as quarantine_mod
 from memtui.review import undo as undo_mod
+from memtui.session.events import AnalysisReady, FieldLoaded, PagesChanged
+from memtui.session.latest_only import LatestOnly
 from memtui.textsafety import one_line, plural
 from memtui.tui import safe
-from memtui.tui.events import FieldEvent
-from memtui.tui.latest_only import LatestOnly
+from memtui.tui.context import AppEvent, Context, SessionScreen
 from memtui.tui.screens.dialogs import ChoiceDialog, ConfirmDialog, TextDialog
 from memtui.tui.widgets.footer import MemtuiFooter
 from memtui.tui.widgets.lists import FilterBox, FilterInPlace, MarkedOptionList, matches
@@ -54,7 +55,7 @@ def item_prompt(item: quarantine_mod.QueueItem, colours: dict[str, str], decided
         text.append(one_line(item.title, 60), style="strike")
         text.append(f"\n  {one_line(item.path)}", style="strike")
         return text
-    glyph, colour = ("⛔", "error") if item.state == "quarantined" else ("◌", "warning")
+    glyph, _, colour = TRUST.get(item.state, TRUST["unreviewed"])
     text = Text(f"{glyph} ", style=colours.get(colour, ""))
     text.append(one_line(item.title, 60), style="bold")
     danger, notice = item.flags.get("danger", 0), item.flags.get("notice", 0)
@@ -73,8 +74,8 @@ def review_body(review: quarantine_mod.PageReview, colours: dict[str, str]) -> T
     layout = Table.grid(padding=(0, 0), expand=True)
     layout.add_column(ratio=1)
     head = Text()
-    state_glyph = "⛔ quarantined" if review.state == "quarantined" else f"◌ {review.state}"
-    head.append(state_glyph, style=f"bold {colours.get('error' if review.state == 'quarantined' else 'warning', '')}")
+    state = TRUST.get(review.state, TRUST["unreviewed"])
+    head.append(f"{state.glyph} {review.state}", style=f"bold {colours.get(state.colour, '')}")
     head.append(f"   {one_line(review.path)}", style="bold")
     head.append(f"\nsha256 {review.sha256[:16]}…  (decisions are bound to this version)", style="dim")
     if review.source:
@@ -142,7 +143,7 @@ class Decided:
     verb: str  # approved | rejected
 
 
-class QuarantineScreen(FilterInPlace, Screen):
+class QuarantineScreen(FilterInPlace, SessionScreen):
     BINDINGS = [
         Binding("a", "approve", "Approve"),
         Binding("x", "reject", "Reject"),
@@ -157,8 +158,8 @@ class QuarantineScreen(FilterInPlace, Screen):
     ]
     HELP_EXTRA = [("enter", "open the highlighted page"), ("tab", "between the list and the page")]
 
-    def __init__(self) -> None:
-        super().__init__()
+    def __init__(self, ctx: Context) -> None:
+        super().__init__(ctx)
         self._queue_reads = LatestOnly(self._read_queue, self.call_later)
         self.queue: quarantine_mod.QuarantineQueue | None = None
         self.review: quarantine_mod.PageReview | None = None
@@ -178,17 +179,17 @@ class QuarantineScreen(FilterInPlace, Screen):
                 yield MarkedOptionList(id="queue")
             with VerticalScroll(id="review-scroll"):
                 yield Static(id="review")
-        yield StatusBar()
+        yield StatusBar(self.ctx)
         yield MemtuiFooter()
 
     def on_mount(self) -> None:
         self.title = "Quarantine queue"
-        self.app.field_signal.subscribe(self, self._on_field)
+        self.ctx.events.subscribe(self, self._on_event)
         self.refresh_queue()
         self.query_one("#queue").focus()
 
-    def _on_field(self, event: FieldEvent) -> None:
-        if event.kind in ("loaded", "analysed", "changed"):
+    def _on_event(self, event: AppEvent) -> None:
+        if isinstance(event, FieldLoaded | AnalysisReady | PagesChanged):
             self.refresh_queue()
 
     @property
@@ -203,7 +204,7 @@ class QuarantineScreen(FilterInPlace, Screen):
     @work(thread=True, exclusive=True, group="quarantine-queue", description="refresh_queue")
     def _read_queue(self) -> None:
         with self._queue_reads.reporting(self.app):
-            field = self.app.field
+            field = self.session.field
             if field is None:
                 return
             queue = quarantine_mod.quarantine_queue(field.snapshot())
@@ -246,7 +247,7 @@ class QuarantineScreen(FilterInPlace, Screen):
 
     def _queue_options(self) -> list[Option]:
         queue = self.queue
-        colours = self.app.palette()
+        colours = self.ctx.palette()
         options: list[Option] = []
         decided_here = len(self._decided)
         header = Text(f"⛔ Quarantined: {len(queue.quarantined)} waiting", style=f"bold {colours.get('error', '')}")
@@ -271,7 +272,9 @@ class QuarantineScreen(FilterInPlace, Screen):
             for item, verb in items:
                 self._add(options, item_prompt(item, colours, verb), "decided" if verb else "page", item.path)
         sessions = sorted(
-            path for path, row in self.app.rows.items() if path.startswith("sessions/") and row.trust == "quarantined"
+            path
+            for path, row in self.session.rows.items()
+            if path.startswith("sessions/") and row.trust == "quarantined"
         )
         if sessions:
             note = Text(
@@ -295,7 +298,7 @@ class QuarantineScreen(FilterInPlace, Screen):
         return options
 
     def _decided_view_options(self) -> list[Option]:
-        colours = self.app.palette()
+        colours = self.ctx.palette()
         options: list[Option] = [
             Option(
                 Text(
@@ -400,8 +403,8 @@ class QuarantineScreen(FilterInPlace, Screen):
             path = self._where_now(value)
         elif kind == "record":
             path = self._record_where(self.records[int(value)])
-        if path and self.app.field is not None and path in self.app.field.pages:
-            self.app.open_page(path)
+        if path and self.session.field is not None and path in self.session.field.pages:
+            self.open_page(path)
         elif kind in ("decided", "record"):
             self.notify(
                 "rejected pages live in .memtui/archive/ and are not pages any more; z brings one back", timeout=5
@@ -409,13 +412,13 @@ class QuarantineScreen(FilterInPlace, Screen):
 
     def show_review(self, path: str) -> None:
         try:
-            review = quarantine_mod.inspect_page(self.app.field.root, path)
+            review = quarantine_mod.inspect_page(self.session.field.root, path)
         except MemtuiError as exc:
             self.review = None
             self.query_one("#review", Static).update(Text(f"✖ {one_line(exc.message)}"))
             return
         self.review = review
-        self.query_one("#review", Static).update(review_body(review, self.app.palette()))
+        self.query_one("#review", Static).update(review_body(review, self.ctx.palette()))
         self.query_one("#review-scroll").scroll_home(animate=False)
 
     def _show_group(self, source: str) -> None:
@@ -428,7 +431,7 @@ class QuarantineScreen(FilterInPlace, Screen):
             return
         text = Text(f"Session or source: {one_line(source)}\n\n", style="bold")
         for item in group.items:
-            text.append_text(item_prompt(item, self.app.palette()))
+            text.append_text(item_prompt(item, self.ctx.palette()))
             text.append("\n")
         text.append("\nA approves all of them, X rejects all of them (one confirmation, Cancel focused).", style="dim")
         self.query_one("#review", Static).update(text)
@@ -553,11 +556,11 @@ class QuarantineScreen(FilterInPlace, Screen):
             return
         await self._decide(
             lambda: quarantine_mod.approve_pages(
-                self.app.field.root,
+                self.session.field.root,
                 [(review.path, review.sha256)],
                 to=folder,
                 add_to_memory=choice == "memory",
-                readonly=self.app.field.readonly,
+                readonly=self.session.field.readonly,
             ),
             "approved",
         )
@@ -581,7 +584,10 @@ class QuarantineScreen(FilterInPlace, Screen):
             return
         await self._decide(
             lambda: quarantine_mod.reject_pages(
-                self.app.field.root, [(review.path, review.sha256)], reason=reason, readonly=self.app.field.readonly
+                self.session.field.root,
+                [(review.path, review.sha256)],
+                reason=reason,
+                readonly=self.session.field.readonly,
             ),
             "rejected",
         )
@@ -616,7 +622,9 @@ class QuarantineScreen(FilterInPlace, Screen):
             if ok != "yes":
                 return
             await self._decide(
-                lambda: quarantine_mod.approve_pages(self.app.field.root, bound, readonly=self.app.field.readonly),
+                lambda: quarantine_mod.approve_pages(
+                    self.session.field.root, bound, readonly=self.session.field.readonly
+                ),
                 "approved",
             )
         else:
@@ -636,7 +644,7 @@ class QuarantineScreen(FilterInPlace, Screen):
                 return
             await self._decide(
                 lambda: quarantine_mod.reject_pages(
-                    self.app.field.root, bound, reason=reason, readonly=self.app.field.readonly
+                    self.session.field.root, bound, reason=reason, readonly=self.session.field.readonly
                 ),
                 "rejected",
             )
@@ -646,7 +654,7 @@ class QuarantineScreen(FilterInPlace, Screen):
             decisions = action()
         except StaleWriteError as exc:
             safe.notify(
-                self.app,
+                self,
                 f"{exc.message}: look at it again before deciding",
                 title="changed since shown",
                 severity="warning",
@@ -657,15 +665,13 @@ class QuarantineScreen(FilterInPlace, Screen):
                 self.show_review(self.review.path)
             return
         except MemtuiError as exc:
-            safe.notify(
-                self.app, f"{exc.message} ({exc.hint})" if exc.hint else exc.message, severity="error", timeout=10
-            )
+            safe.notify(self, f"{exc.message} ({exc.hint})" if exc.hint else exc.message, severity="error", timeout=10)
             return
         moved = [d.moved_to or d.path for d in decisions]
-        safe.notify(self.app, f"{verb} {plural(len(decisions), 'page')}: {', '.join(moved[:3])} (z undoes)", timeout=5)
+        safe.notify(self, f"{verb} {plural(len(decisions), 'page')}: {', '.join(moved[:3])} (z undoes)", timeout=5)
         self._mark_decided([d.path for d in decisions], verb)
         # Where each page was, where it went (archive paths are not pages), and MEMORY.md if asked to add it.
-        self.app.reload_paths([d.path for d in decisions] + moved + ["MEMORY.md"])
+        self.session.reload_paths([d.path for d in decisions] + moved + ["MEMORY.md"])
         self.refresh_queue()
 
     def _mark_decided(self, paths: list[str], verb: str) -> None:
@@ -697,7 +703,7 @@ class QuarantineScreen(FilterInPlace, Screen):
 
     @work(exclusive=True, group="quarantine-decide", description="_undo")
     async def _undo(self) -> None:
-        root = self.app.field.root
+        root = self.session.field.root
         kind, value = self._highlighted()
         if self.show_decided and kind == "record":
             record = self.records[int(value)]
@@ -735,21 +741,21 @@ class QuarantineScreen(FilterInPlace, Screen):
         if choice != "yes":
             return
         try:
-            undone, _entry = undo_mod.undo(root, decision=decision, force=risky, readonly=self.app.field.readonly)
+            undone, _entry = undo_mod.undo(root, decision=decision, force=risky, readonly=self.session.field.readonly)
         except MemtuiError as exc:
             safe.notify(
-                self.app,
+                self,
                 f"{exc.message} ({exc.hint})" if exc.hint else exc.message,
                 title="not undone",
                 severity="error",
                 timeout=10,
             )
             return
-        safe.notify(self.app, f"undone: {undo_mod.describe(undone)}", timeout=5)
+        safe.notify(self, f"undone: {undo_mod.describe(undone)}", timeout=5)
         self._decided.pop(undone.target, None)
         self._want = undone.target
         pages = [undone.target, "MEMORY.md"] + [str(p.get("moved_to")) for p in undone.pages if p.get("moved_to")]
-        self.app.reload_paths([p for p in pages if not p.startswith(".memtui/")])
+        self.session.reload_paths([p for p in pages if not p.startswith(".memtui/")])
         if self.show_decided:
             self.show_decided = False
             self.title = "Quarantine queue"
@@ -760,4 +766,4 @@ class QuarantineScreen(FilterInPlace, Screen):
         kind, value = self._highlighted()
         path = value if kind == "page" else (self._where_now(value) if kind == "decided" else None)
         if path:
-            self.app.open_page(path)
+            self.open_page(path)

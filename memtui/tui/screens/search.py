@@ -16,14 +16,16 @@ from rich.text import Text
 from textual import work
 from textual.app import ComposeResult
 from textual.binding import Binding
-from textual.screen import Screen
 from textual.widgets import Header, Input, OptionList, Static
 from textual.widgets.option_list import Option
 from textual.worker import get_current_worker
 
 from memtui.errors import MemtuiError
+from memtui.field.history import SUPERSEDED
+from memtui.render.glyphs import STATUS, TRUST
+from memtui.session.events import IndexStateChanged, PagesChanged
 from memtui.textsafety import one_line
-from memtui.tui.events import FieldEvent
+from memtui.tui.context import AppEvent, Context, SessionScreen
 from memtui.tui.widgets.footer import MemtuiFooter
 from memtui.tui.widgets.lists import MarkedOptionList
 from memtui.tui.widgets.status_bar import StatusBar
@@ -33,7 +35,6 @@ HELP = (
     "subject:decision/* tag:suggested ftag:NAME status:current|superseded|quarantined|unreviewed "
     "origin:agent path:notes/* lang:ru"
 )
-TRUST_BADGE = {"quarantined": ("⛔", "quarantined", "error"), "unreviewed": ("◌", "unreviewed", "warning")}
 DEBOUNCE = 0.12
 ERROR_DELAY = 0.8  # seconds a query must stay unchanged before its parse error is shown
 
@@ -56,13 +57,14 @@ def query_words(query: str) -> list[str]:
 
 def hit_prompt(hit, colours: dict[str, str]) -> Text:
     text = Text()
+    status = STATUS.get(hit.status, STATUS[SUPERSEDED])
     if hit.status == "current":
-        text.append("● current    ", style=f"bold {colours.get('success', '')}")
+        text.append(f"{status.label():<13}", style=f"bold {colours.get(status.colour, '')}")
     else:
-        text.append("↷ superseded ", style="dim")
-    badge = TRUST_BADGE.get(hit.trust)
-    if badge:
-        text.append(f"{badge[0]} {badge[1]} ", style=f"bold {colours.get(badge[2], '')}")
+        text.append(f"{status.label():<13}", style="dim")
+    if hit.trust in ("quarantined", "unreviewed"):
+        badge = TRUST[hit.trust]
+        text.append(f"{badge.label()} ", style=f"bold {colours.get(badge.colour, '')}")
     if getattr(hit, "partial", False):
         text.append("≈ some words ", style=f"{colours.get('warning', '')}")
     text.append(one_line(hit.title, 80), style="bold" if hit.status == "current" else "")
@@ -79,7 +81,7 @@ def hit_prompt(hit, colours: dict[str, str]) -> Text:
     return text
 
 
-class SearchScreen(Screen):
+class SearchScreen(SessionScreen):
     BINDINGS = [
         Binding("enter", "open_highlighted", "Open", show=True),
         Binding("down", "move(1)", "Next result", show=False),
@@ -93,8 +95,8 @@ class SearchScreen(Screen):
         ("tab", "to the results list"),
     ]
 
-    def __init__(self) -> None:
-        super().__init__()
+    def __init__(self, ctx: Context) -> None:
+        super().__init__(ctx)
         self.hits: list = []
         self.hits_query = ""  # the query the results shown answer (typing may be ahead of it)
         self._timer = None
@@ -107,11 +109,11 @@ class SearchScreen(Screen):
         yield Static(Text(HELP, style="dim"), id="search-help")
         yield Static(id="search-state")
         yield MarkedOptionList(id="results")
-        yield StatusBar()
+        yield StatusBar(self.ctx)
         yield MemtuiFooter()
 
     def on_mount(self) -> None:
-        self.app.field_signal.subscribe(self, self._on_field)
+        self.ctx.events.subscribe(self, self._on_event)
         self.title = "Search"
         self.focus_query()
         self._show_state()
@@ -122,12 +124,12 @@ class SearchScreen(Screen):
         if boxes:
             boxes.first(Input).focus()
 
-    def _on_field(self, event: FieldEvent) -> None:
-        if event.kind == "index":
+    def _on_event(self, event: AppEvent) -> None:
+        if isinstance(event, IndexStateChanged):
             self._show_state()
-            if self.app.index is not None and self._last_query and not self.hits:
+            if self.session.index is not None and self._last_query and not self.hits:
                 self.run_search(self._last_query)
-        elif event.kind == "changed" and self._last_query:
+        elif isinstance(event, PagesChanged) and self._last_query:
             self.run_search(self._last_query)
 
     def _show_state(self, message: Text | None = None) -> None:
@@ -135,14 +137,14 @@ class SearchScreen(Screen):
         if message is not None:
             state.update(message)
             return
-        app = self.app
-        if app.index_error:
-            state.update(Text(f"✖ search is unavailable: {one_line(app.index_error)}", style="bold"))
-        elif app.index is None:
-            progress = app.index_progress
+        session = self.session
+        if session.index_error:
+            state.update(Text(f"✖ search is unavailable: {one_line(session.index_error)}", style="bold"))
+        elif session.index is None:
+            progress = session.index_progress
             done = f" {progress.done:,}/{progress.total:,}" if progress.total else ""
             state.update(Text(f"… the index is being built{done}; results appear when it is ready", style="dim"))
-        elif app.index.read_only:
+        elif session.index.read_only:
             state.update(Text("◇ read-only index (another memtui owns the writer, or the field is a zip)", style="dim"))
         else:
             state.update(Text(""))
@@ -186,7 +188,7 @@ class SearchScreen(Screen):
     @work(thread=True, exclusive=True, group="search", name="search", description="run_search")
     def run_search(self, query: str) -> None:
         worker = get_current_worker()
-        service = self.app.index
+        service = self.session.index
         if not query.strip():
             self.app.call_from_thread(self._show_results, query, [], None, 0.0)
             return
@@ -226,13 +228,13 @@ class SearchScreen(Screen):
         if not query.strip():
             self._show_state()
             return
-        colours = self.app.palette()
+        colours = self.ctx.palette()
         results.add_options([Option(hit_prompt(hit, colours), id=f"hit-{i}") for i, hit in enumerate(hits)])
         if hits:
             # Enter opens the first result, or the one you moved to if a refresh still has it.
             results.highlighted = next((i for i, hit in enumerate(hits) if hit.path == previous), 0)
         count = f"{len(hits)} result{'s' if len(hits) != 1 else ''}" if hits else "no results"
-        timing = f" in {elapsed * 1000:.0f} ms" if self.app.show_timings else ""
+        timing = f" in {elapsed * 1000:.0f} ms" if self.ctx.show_timings else ""
         state = Text(f"{count}{timing}", style="dim")
         if getattr(hits, "timed_out", False):
             state.append("  ▲ the search hit its time limit: results may be incomplete", style="bold")
@@ -249,7 +251,7 @@ class SearchScreen(Screen):
         """The page, scrolled to the line the snippet came from, lit up; n/N walk the lines
         holding the query's words."""
         line = hit.line
-        self.app.open_page(
+        self.open_page(
             hit.path,
             line=line,
             highlight=(line, line) if line else None,

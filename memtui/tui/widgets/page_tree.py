@@ -15,8 +15,9 @@ from rich.text import Text
 from textual.widgets import Tree
 from textual.widgets.tree import TreeNode
 
+from memtui.render.glyphs import FILTER_LABELS
+from memtui.session.rows import PageRow, badge_parts
 from memtui.textsafety import one_line
-from memtui.tui.model import BADGES, PageRow
 from memtui.tui.widgets.lists import SELECTED_MARK
 
 ROLL_UP = ("quarantined", "unreviewed", "findings")
@@ -24,9 +25,7 @@ ROLL_UP = ("quarantined", "unreviewed", "findings")
 
 def badge_text(row: PageRow, colours: dict[str, str]) -> Text:
     text = Text()
-    for state in row.states():
-        glyph, word, colour = BADGES[state]
-        label = f"{glyph}{row.errors + row.warnings}" if state == "findings" else f"{glyph}{word}"
+    for label, colour in badge_parts(row):
         text.append(label + " ", style=colours.get(colour, ""))
     return text
 
@@ -103,7 +102,7 @@ class PageTree(Tree[str]):
             label.append(f"  {counts['pages']}", style="dim")
             for state in ROLL_UP:
                 if counts[state]:
-                    glyph, word, colour = BADGES[state]
+                    glyph, word, colour = FILTER_LABELS[state]
                     label.append(f"  {glyph}{counts[state]} {word}", style=self._colours.get(colour, ""))
             child = node.add(label, data=f"dir:{sub}", allow_expand=True)
             if f"dir:{sub}" in opened:

@@ -9,46 +9,15 @@ from textual.app import ComposeResult
 from textual.containers import Horizontal
 from textual.widgets import ProgressBar, Static
 
+from memtui.session.session import Session
 from memtui.textsafety import plural
-from memtui.tui.events import FieldEvent
-
-WATCH_GLYPHS = {
-    "watching": ("●", "watching", "success"),
-    "polling": ("◐", "polling", "warning"),
-    "rescanning": ("↻", "rescanning", "warning"),
-    "starting": ("↻", "index writer starting", "warning"),
-    "read-only": ("◇", "read-only", "secondary"),
-    "down": ("✖", "down", "error"),
-    "gone": ("✖", "field folder gone", "error"),
-    "stopped": ("○", "stopped", "secondary"),
-}
+from memtui.tui.context import AppEvent, Context
 
 
-def index_state(app) -> tuple[str, str, str]:
-    """(glyph, word, colour variable) for the index/watcher, plus nothing else."""
-    service = getattr(app, "index", None)
-    if not getattr(app, "use_index", True):
-        return ("○", "index off", "secondary")
-    if getattr(app, "index_error", None):
-        return ("✖", "index down", "error")
-    if service is None:
-        progress = app.index_progress
-        if progress.total:
-            return ("↻", f"indexing {progress.done:,}/{progress.total:,}", "warning")
-        return ("…", "index opening", "secondary")
-    state = service.state
-    glyph, word, colour = WATCH_GLYPHS.get(state.mode, ("?", state.mode, "secondary"))
-    return glyph, word, colour
-
-
-def describe_sync(app) -> str:
-    if not getattr(app, "show_timings", True):
+def describe_sync(session: Session, show_timings: bool = True) -> str:
+    if not show_timings:
         return ""  # snapshot tests: nothing that changes from run to run
-    service = getattr(app, "index", None)
-    last = None
-    if service is not None:
-        last = getattr(service.state, "last_sync", None)
-    last = last or app.last_sync
+    last = session.last_synced()
     if not last:
         return "never synced"
     seconds = max(0, int(time.time() - last))
@@ -65,47 +34,53 @@ class StatusBar(Horizontal):
     StatusBar > ProgressBar.-busy { display: block; }
     """
 
+    def __init__(self, ctx: Context) -> None:
+        super().__init__()
+        self.ctx = ctx
+        self.session = ctx.session
+
     def compose(self) -> ComposeResult:
         yield Static(id="status-text")
         yield ProgressBar(total=100, show_eta=False, show_percentage=True, id="status-progress")
 
     def on_mount(self) -> None:
-        self.app.field_signal.subscribe(self, self._on_field)
+        self.ctx.events.subscribe(self, self._on_event)
         self.set_interval(1.0, self.refresh_status)
         self.refresh_status()
 
-    def _on_field(self, event: FieldEvent) -> None:
+    def _on_event(self, event: AppEvent) -> None:
         self.refresh_status()
 
     def _colour(self, name: str) -> str:
-        return self.app.palette().get(name) or "default"
+        return self.ctx.palette().get(name) or "default"
 
     def refresh_status(self) -> None:
-        app = self.app
+        session = self.session
+        field = session.field
         text = Text()
         bar = self.query_one(ProgressBar)
         busy = False
-        if app.load_error is not None:
+        if session.load_error is not None:
             text.append("✖ cannot open the field", style=f"bold {self._colour('error')}")
-        elif app.field is None:
-            progress = app.load_progress
+        elif field is None:
+            progress = session.load_progress
             text.append(f"… {progress.phase} {progress.done:,}/{progress.total:,}" if progress.total else "… opening")
             busy = bool(progress.total)
             if busy:
                 bar.update(total=progress.total, progress=progress.done)
         else:
-            counts = app.analysis.counts if app.analysis else {}
-            text.append(plural(len(app.field), "page"), style="bold")
-            if app.pending_paths:
-                progress = app.load_progress
+            counts = session.analysis.counts if session.analysis else {}
+            text.append(plural(len(field), "page"), style="bold")
+            if session.pending_paths:
+                progress = session.load_progress
                 text.append(f"  … reading {progress.done:,}/{progress.total:,}", style=self._colour("warning"))
                 busy = True
                 bar.update(total=progress.total or 1, progress=progress.done)
-            if app.field.readonly:
+            if field.readonly:
                 text.append("  ◇ read-only", style=self._colour("secondary"))
             quarantined = counts.get("quarantined", 0)
             unreviewed = counts.get("unreviewed", 0)
-            if app.analysis is None:
+            if session.analysis is None:
                 text.append("  … checking")
             else:
                 text.append(f"  ⛔ {quarantined} quarantined", style=self._colour("error") if quarantined else "")
@@ -115,11 +90,11 @@ class StatusBar(Horizontal):
                 )
                 if counts.get("proposals"):
                     text.append(f"  ✎ {plural(counts['proposals'], 'proposal')}", style=self._colour("accent"))
-            glyph, word, colour = index_state(app)
+            glyph, word, colour = session.index_state()
             text.append(f"  │ {glyph} {word}", style=self._colour(colour))
-            text.append(f"  {describe_sync(app)}", style="dim")
-            progress = app.index_progress
-            if app.index is None and progress.total and progress.done < progress.total:
+            text.append(f"  {describe_sync(session, self.ctx.show_timings)}", style="dim")
+            progress = session.index_progress
+            if session.index is None and progress.total and progress.done < progress.total:
                 busy = True
                 bar.update(total=progress.total, progress=progress.done)
         line = self.query_one("#status-text", Static)

@@ -1,4 +1,4 @@
-"""Render a ``memtui.review.diffs.PageDiff`` as unified or side-by-side Rich renderables.
+"""Render a ``memtui.review.diffs.PageDiff`` as unified or side-by-side Rich renderables (CLI and TUI).
 
 The diff lines are already made visible (placeholders for control characters) by
 the model; here they only get colours: added/removed lines, the changed words of
@@ -10,6 +10,8 @@ name can hold an escape sequence) and the notes go through ``one_line`` here.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+
 from rich.console import Group
 from rich.table import Table
 from rich.text import Text
@@ -18,7 +20,7 @@ from memtui.review import diffs
 from memtui.textsafety import one_line
 
 
-def _tagged(text: str, colours: dict[str, str], base: str = "") -> Text:
+def _tagged(text: str, colours: Mapping[str, str], base: str = "") -> Text:
     out = Text(text, style=base)
     for start, end, tag in diffs.source_tag_spans(text):
         out.stylize(f"bold {colours.get(tag, '')}", start, end)
@@ -34,12 +36,14 @@ def _spans(text: Text, spans, style: str) -> Text:
 PROMOTED = "  \u2691 promoted"
 
 
-def _mark(text: Text, colours: dict[str, str]) -> Text:
+def _mark(text: Text, colours: Mapping[str, str]) -> Text:
     text.append(PROMOTED, style=f"bold reverse {colours.get('warning', '')}")
     return text
 
 
-def unified(diff: diffs.PageDiff, colours: dict[str, str], promoted: frozenset[int] | set[int] = frozenset()) -> Group:
+def unified(
+    diff: diffs.PageDiff, colours: Mapping[str, str], promoted: frozenset[int] | set[int] = frozenset()
+) -> Group:
     add = colours.get("success", "")
     remove = colours.get("error", "")
     lines = []
@@ -69,14 +73,18 @@ def unified(diff: diffs.PageDiff, colours: dict[str, str], promoted: frozenset[i
 
 
 def side_by_side(
-    diff: diffs.PageDiff, colours: dict[str, str], promoted: frozenset[int] | set[int] = frozenset()
+    diff: diffs.PageDiff,
+    colours: Mapping[str, str],
+    promoted: frozenset[int] | set[int] = frozenset(),
+    *,
+    expand: bool = True,
 ) -> Table:
     add = colours.get("success", "")
     remove = colours.get("error", "")
     table = Table(
         title=Text(f"{one_line(diff.path)}  ({diff.action})", style="bold"),
         title_justify="left",
-        expand=True,
+        expand=expand,
         show_lines=False,
     )
     table.add_column("", justify="right", style="dim", no_wrap=True, width=4)

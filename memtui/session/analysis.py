@@ -2,7 +2,7 @@
 
 ``analyse`` runs the checks, the supersede statuses and the proposal queue over a
 snapshot of the field (a copy sharing the immutable page summaries), in a
-worker thread; the app then hands the resulting ``Analysis`` down to screens.
+worker thread; the session then hands the resulting ``Analysis`` to its user.
 """
 
 from __future__ import annotations
@@ -19,89 +19,9 @@ from memtui.field import trust as trust_mod
 from memtui.field.check_memo import CheckMemo
 from memtui.field.checks import ERROR, INFO, WARNING, Finding, field_findings
 from memtui.field.field import Field
-from memtui.field.history import CURRENT, STALE, SUPERSEDED
-from memtui.textsafety import one_line
-
-# Badge glyph + word: states are never shown by colour alone.
-BADGES = {
-    "quarantined": ("⛔", "quar", "error"),
-    "unreviewed": ("◌", "unrev", "warning"),
-    "unknown": ("?", "norev", "secondary"),
-    "superseded": ("↷", "old", "secondary"),
-    "stale": ("⌛", "stale", "warning"),
-    "findings": ("▲", "find", "warning"),
-    "proposal": ("✎", "prop", "accent"),
-    "loading": ("…", "reading", "secondary"),
-    "tainted": ("◇", "taint", "secondary"),  # a session transcript that read outside content: evidence, not reviewed
-}
-SESSIONS_PREFIX = "sessions/"
-PENDING = "pending"  # listed, not read yet (or not analysed yet: never shown as current)
-# Trust and history states as glyph, word and colour: the same everywhere, never colour alone.
-TRUST_BADGES = {
-    trust_mod.QUARANTINED: ("⛔", "quarantined", "error"),
-    trust_mod.UNREVIEWED: ("◌", "unreviewed", "warning"),
-    trust_mod.UNKNOWN: ("?", "no review record", "secondary"),
-    trust_mod.REVIEWED: ("✓", "reviewed", "success"),
-    PENDING: ("…", "reading", "secondary"),
-}
-STATUS_BADGES = {
-    CURRENT: ("●", "current", "success"),
-    SUPERSEDED: ("↷", "superseded", "secondary"),
-    STALE: ("⌛", "stale", "warning"),
-    PENDING: ("…", "not analysed yet", "secondary"),
-}
-FILTERS = ("all", "quarantined", "unreviewed", "unknown", "superseded", "stale", "findings", "proposal")
-
-
-@dataclass(frozen=True, slots=True)
-class PageRow:
-    path: str
-    title: str
-    kind: str
-    subject: str
-    updated: str
-    trust: str
-    status: str
-    errors: int
-    warnings: int
-    proposals: int
-    # What the page list shows: (text, style name) per column, made once, off the UI thread.
-    cells: tuple[tuple[str, str], ...] = field(default=(), compare=False, repr=False)
-    state_names: tuple[str, ...] | None = field(
-        default=None, compare=False, repr=False
-    )  # states(), made with the cells
-
-    def states(self) -> tuple[str, ...] | list[str]:
-        """The filters this row is listed under (the page list asks for every row at each refill)."""
-        if self.state_names is not None:
-            return self.state_names
-        return self._states()
-
-    def _states(self) -> list[str]:
-        if self.trust == PENDING:
-            return ["loading"]
-        out = []
-        if self.trust == trust_mod.QUARANTINED:
-            # A tainted transcript is evidence, never in the review queue: counted apart.
-            out.append("tainted" if self.path.startswith(SESSIONS_PREFIX) else "quarantined")
-        elif self.trust == trust_mod.UNREVIEWED:
-            out.append("unreviewed")
-        elif self.trust == trust_mod.UNKNOWN:
-            out.append("unknown")
-        if self.status == SUPERSEDED:
-            out.append("superseded")
-        elif self.status == STALE:
-            out.append("stale")
-        elif self.status == PENDING:
-            out.append("loading")
-        if self.errors or self.warnings:
-            out.append("findings")
-        if self.proposals:
-            out.append("proposal")
-        return out
-
-    def matches(self, filter_name: str) -> bool:
-        return filter_name == "all" or filter_name in self.states()
+from memtui.field.history import STALE, SUPERSEDED
+from memtui.render.glyphs import PENDING
+from memtui.session.rows import SESSIONS_PREFIX, PageRow, make_row, severities
 
 
 @dataclass
@@ -129,75 +49,6 @@ class Analysis:
         """Every finding, sorted as ``run_checks`` sorts them (made when asked: 200,000 at 100,000 pages)."""
         by_path = self.by_path
         return [finding for path in sorted(by_path) for finding in by_path[path]]
-
-
-def _updated(info) -> str:
-    """The date the memory says it was updated (or written); blank without one.
-
-    A file's modification time is when it changed on this disk (a checkout, a
-    copy), not when the memory was updated: it is not shown as if it were.
-    """
-    value = info.updated
-    if isinstance(value, str) and value:
-        return value[:10]
-    return ""
-
-
-def row_cells(row: PageRow) -> tuple[tuple[str, str], ...]:
-    """The page list's columns: state badges, title, kind, subject, updated, path."""
-    states = row.states()
-    parts = []
-    for state in states:
-        glyph, word, _ = BADGES[state]
-        parts.append(f"{glyph}{row.errors + row.warnings}" if state == "findings" else f"{glyph}{word}")
-    badge_style = BADGES[states[0]][2] if states else "success"
-    return (
-        (" ".join(parts) if parts else "✓ ok", badge_style),
-        (_safe(row.title), ""),
-        (_safe(row.kind), "dim"),
-        (_safe(row.subject), ""),
-        (_safe(row.updated), "dim"),
-        (_safe(row.path), "dim"),
-    )
-
-
-def _safe(text: str) -> str:
-    """One line of untrusted text; printable text (the usual case) is returned as is, fast."""
-    return text if text.isprintable() else one_line(text)
-
-
-def make_cells(row: PageRow) -> PageRow:
-    """Fill in the row's display cells (done once, off the UI thread)."""
-    object.__setattr__(row, "cells", row_cells(row))
-    object.__setattr__(row, "state_names", tuple(row._states()))
-    return row
-
-
-def _severities(findings: list[Finding]) -> tuple[int, int]:
-    errors = warnings = 0
-    for finding in findings:
-        if finding.severity == ERROR:
-            errors += 1
-        elif finding.severity == WARNING:
-            warnings += 1
-    return errors, warnings
-
-
-def make_row(info, status: str, findings: list[Finding], proposals: int, trust: str | None = None) -> PageRow:
-    return make_cells(
-        PageRow(
-            path=info.path,
-            title=info.title,
-            kind=info.kind or "",
-            subject=info.subject or "",
-            updated=_updated(info),
-            trust=trust or trust_mod.trust_of(info),
-            status=status,
-            errors=sum(1 for f in findings if f.severity == ERROR),
-            warnings=sum(1 for f in findings if f.severity == WARNING),
-            proposals=proposals,
-        )
-    )
 
 
 def load_proposals(field_: Field) -> tuple[list[Any], dict[str, list[str]], dict[str, dict], str | None]:
@@ -356,7 +207,7 @@ def _row(
         and before.status == state
         and before.trust == trust
         and before.proposals == proposal_count
-        and (before.errors, before.warnings) == _severities(found)
+        and (before.errors, before.warnings) == severities(found)
     ):
         return before
     return make_row(info, state, found, proposal_count, trust)
@@ -409,16 +260,3 @@ def daily_series(per_day: Counter[str], days: int = 365) -> list[tuple[str, int]
     while series and series[0][1] == 0:
         series.pop(0)
     return series
-
-
-def pending_row(path: str) -> PageRow:
-    """A page found by the scan but not read yet (first load of a big field)."""
-    stem = path.rsplit("/", 1)[-1][:-3] if path.endswith(".md") else path
-    return make_cells(PageRow(path, stem, "", "", "", PENDING, PENDING, 0, 0, 0))
-
-
-def quick_rows(pages: dict, pending: list[str] = ()) -> dict[str, PageRow]:
-    """Rows from page summaries alone (no checks, no statuses yet): the list is usable at once."""
-    rows = {path: pending_row(path) for path in pending}
-    rows.update({path: make_row(info, PENDING, [], 0) for path, info in pages.items()})
-    return rows

@@ -35,7 +35,7 @@ from whoosh import query as wq
 from whoosh.scoring import BM25FScorer
 
 from memtui.index.analysis import TEXT_FIELDS
-from memtui.index.scoring import field_lengths
+from memtui.index.engine.scoring import field_lengths
 
 
 class Unsupported(Exception):

@@ -19,9 +19,10 @@ from pathlib import Path
 
 from memtui import __version__
 from memtui.field.field import ScanEntry
+from memtui.render.glyphs import PENDING
+from memtui.session.rows import PageRow, make_cells, pending_row
 from memtui.store import signing
 from memtui.store.safe_write import write_internal_file
-from memtui.tui.model import PENDING, PageRow, make_cells, pending_row
 
 ROW_CACHE = "rows.json"
 SCHEMA = 2
