@@ -137,3 +137,32 @@ def use_git_identity(monkeypatch, home: Path) -> None:
         monkeypatch.setenv(key, value)
     monkeypatch.setenv("HOME", str(home))
     monkeypatch.delenv("MEMTUI_REVIEWER", raising=False)
+
+
+# ---------------------------------------------------------------- the review workflows, as a session reads the field
+
+
+def opened(root: Path):  # noqa: ANN201 - a Field
+    """The field as a reviewer's session reads it (dialects, approvals): what the checks run on."""
+    from memtui.session.opening import open_field
+
+    return open_field(root)
+
+
+def approve_proposal(root: Path, proposal_id: str, **kwargs):  # noqa: ANN003, ANN201
+    """``proposals.approve`` with the field read as the CLI and the TUI read it."""
+    from memtui.review import proposals
+
+    return proposals.approve(root, proposal_id, field=kwargs.pop("field", None) or opened(root), **kwargs)
+
+
+def review_proposal(root: Path, proposal_id: str, **kwargs):  # noqa: ANN003, ANN201
+    from memtui.review import proposals
+
+    return proposals.review_proposal(root, proposal_id, field=kwargs.pop("field", None) or opened(root), **kwargs)
+
+
+def proposal_queue(root: Path, **kwargs):  # noqa: ANN003, ANN201
+    from memtui.review import proposals
+
+    return proposals.proposal_queue(root, field=kwargs.pop("field", None) or opened(root), **kwargs)

@@ -9,9 +9,10 @@ from pathlib import Path
 
 import pytest
 
+from memtui.dialects.open import open_field
 from memtui.errors import ArchiveError, ReadOnlyFieldError
 from memtui.field.checks import run_checks
-from memtui.field.field import Field, open_field
+from memtui.field.field import Field
 from memtui.store import archive
 from memtui.store import safe_write as sw
 from memtui.store.archive import export_field, extract_for_reading, extract_safely

@@ -288,3 +288,33 @@ def test_demo_keep_says_where_the_sample_field_is(capsys, monkeypatch, tmp_path)
     assert code == 0 and launched
     assert f"the sample field is kept at {launched[0]}" in out and f"memtui check {launched[0]}" in out
     assert launched[0].exists()
+
+
+def test_every_subcommand_that_reads_a_field_takes_the_field_options():
+    """One way to open a field (memtui.session.opening): every subcommand that reads one takes
+    --dialect, and those that keep a search index --index-dir too."""
+    import argparse
+
+    from memtui.cli import build_parser
+
+    parser, _ = build_parser()
+
+    def leaves(p: argparse.ArgumentParser, name: str = ""):
+        subs = [a for a in p._actions if isinstance(a, argparse._SubParsersAction)]
+        if not subs:
+            yield name, p
+        for sub in subs:
+            for child_name, child in sub.choices.items():
+                yield from leaves(child, f"{name} {child_name}".strip())
+
+    reading = {}
+    for name, sub in leaves(parser):
+        options = {option for action in sub._actions for option in action.option_strings}
+        positionals = {action.dest for action in sub._actions if not action.option_strings}
+        if "field" in positionals or name == "demo":
+            reading[name] = options
+    assert len(reading) >= 15, sorted(reading)
+    missing = sorted(name for name, options in reading.items() if "--dialect" not in options and name != "export")
+    assert missing == []
+    for name in ("open", "demo", "index", "search", "recall-test"):
+        assert "--index-dir" in reading[name], name

@@ -10,11 +10,12 @@ from pathlib import Path
 
 import pytest
 
+from memtui.dialects.open import open_field
 from memtui.errors import FieldNotFoundError
 from memtui.field import field as field_mod
 from memtui.field import page_cache
 from memtui.field.checks import run_checks
-from memtui.field.field import Field, open_field, scan, slug
+from memtui.field.field import Field, scan, slug
 from memtui.store import signed_chunks
 from memtui.store.locations import default_cache_dir
 from tests.helpers import write_page

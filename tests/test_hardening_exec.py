@@ -17,6 +17,7 @@ import pytest
 
 from memtui.index import parallel
 from tests.helpers import write_page
+from tests.helpers_review import approve_proposal, proposal_queue, review_proposal
 
 # A module a build helper imports (pickle for its pipe protocol, struct for the
 # message header): if either ran, it would leave a marker file beside itself.
@@ -144,12 +145,12 @@ def test_approve_and_revert_commit_without_running_anything_from_the_repository(
     old = (root / TRIAL).read_bytes()
     new = old.replace(b"valid_to: null", b"valid_to: 2026-09-30")
     head_before = quiet_git(root, "rev-parse", "HEAD")
-    approval = proposals.approve(root, "2026-11-28-expire-05")
+    approval = approve_proposal(root, "2026-11-28-expire-05")
     proposals.revert(root, "2026-11-28-expire-05", reason="trial extended")
     assert (root / TRIAL).read_bytes() == old
-    proposals.proposal_queue(root)  # a branch proposal is read and applied the same way
-    proposals.review_proposal(root, "2026-11-29-expire-06")
-    branch = proposals.approve(root, "2026-11-29-expire-06")
+    proposal_queue(root)  # a branch proposal is read and applied the same way
+    review_proposal(root, "2026-11-29-expire-06")
+    branch = approve_proposal(root, "2026-11-29-expire-06")
     assert (root / TRIAL).read_bytes() == new
     assert not marker.exists(), marker.read_text()
     # Three commits were made, unsigned, holding memtui's exact bytes.
@@ -232,7 +233,7 @@ def test_a_redirecting_git_entry_is_never_used(sample_field: Path, tmp_path: Pat
     staging_proposal(
         sample_field, "2026-11-30-dedupe-01", files={page: old + b"more [stated]\n"}, base={page: sha(old)}
     )
-    entry = proposals.approve(sample_field, "2026-11-30-dedupe-01")
+    entry = approve_proposal(sample_field, "2026-11-30-dedupe-01")
     assert entry.commit is None  # applied as a plain folder
     assert git(other, "rev-parse", "HEAD") == other_head
     assert "memtui" not in git(other, "log", "--all", "--format=%s")

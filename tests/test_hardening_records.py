@@ -15,9 +15,10 @@ from pathlib import Path
 
 import pytest
 
-from memtui.review import apply_journal, ledger, proposals
+from memtui.review import apply_journal, ledger
 from memtui.store import signing
 from tests.helpers_field import run_cli, run_cli_json
+from tests.helpers_review import approve_proposal, proposal_queue
 
 DEDUPE = "2026-11-27-dedupe-01"
 TXN = "2026-12-01T101500Z-0badc0de"
@@ -141,7 +142,7 @@ def test_a_forged_committed_journal_is_not_replayed_into_the_ledger(sample_field
         assert code == 0, err
         assert "needs attention" in err and "not written by memtui" in err
     assert ledger.read(sample_field).entries == []
-    assert proposals.proposal_queue(sample_field, with_checks=False).get(DEDUPE).state != ledger.REJECTED
+    assert proposal_queue(sample_field, with_checks=False).get(DEDUPE).state != ledger.REJECTED
     assert len(apply_journal.pending_journals(sample_field)) == 1  # left for a human to look at
 
 
@@ -160,7 +161,7 @@ def test_a_malformed_journal_is_reported_and_never_crashes_a_review_command(
     assert recovery.outcome == "needs-attention" and recovery.problems
     assert ledger.read(sample_field).entries == []
     assert (sample_field / "notes/q3-digest.md").read_bytes() == page
-    proposals.approve(sample_field, DEDUPE)  # work goes on beside it
+    approve_proposal(sample_field, DEDUPE)  # work goes on beside it
     assert [e.action for e in ledger.read(sample_field).entries] == [ledger.PROPOSAL_APPROVE]
 
 

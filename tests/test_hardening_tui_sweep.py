@@ -19,7 +19,6 @@ from pathlib import Path
 import pytest
 from rich.console import Console
 
-from memtui.review import proposals as proposals_mod
 from memtui.tui.screens.dialogs import ChoiceDialog, TextDialog
 from memtui.tui.screens.editor import EditorScreen, MergeScreen
 from memtui.tui.screens.history import HistoryScreen
@@ -27,7 +26,7 @@ from memtui.tui.screens.page import PageScreen
 from memtui.tui.screens.proposals import ProposalsScreen, ThreeWayScreen
 from memtui.tui.screens.quarantine import QuarantineScreen
 from tests.helpers import write_page
-from tests.helpers_review import sha, staging_proposal
+from tests.helpers_review import approve_proposal, sha, staging_proposal
 from tests.helpers_tui import SIZE, make_app, search_results, wait_ready
 
 # What a hostile name or value carries: a clipboard write (OSC 52), a window title, a
@@ -105,7 +104,7 @@ def hostile_field(sample_field: Path, monkeypatch) -> Path:
         sample_field, STALE, job="expire", files={PAGE: old + b"- stale [stated]\n"}, base={PAGE: "0" * 64}
     )
     # An approved clean proposal, decided by a reviewer with a hostile name and reason.
-    proposals_mod.approve(sample_field, "2026-11-27-dedupe-01", reason=f"fine {PAYLOAD}")
+    approve_proposal(sample_field, "2026-11-27-dedupe-01", reason=f"fine {PAYLOAD}")
     return sample_field
 
 

@@ -26,7 +26,7 @@ from memtui.review import apply_journal, ledger, proposals, quarantine
 from memtui.store import safe_write
 from tests.helpers import write_page
 from tests.helpers_field import run_cli, tree_hashes
-from tests.helpers_review import sha, staging_proposal
+from tests.helpers_review import approve_proposal, opened, sha, staging_proposal
 
 EDI = "quarantine/edi-214-status-codes.md"
 EDI_TO = "knowledge/concepts/edi-214-status-codes.md"
@@ -81,7 +81,7 @@ def swap_mode(request, monkeypatch):
 ACTIONS = {
     "quarantine approve": lambda root: quarantine.approve_page(root, EDI, None),
     "quarantine reject": lambda root: quarantine.reject_page(root, EDI, None, reason="spam"),
-    "proposal approve": lambda root: proposals.approve(root, DEDUPE),
+    "proposal approve": lambda root: approve_proposal(root, DEDUPE),
     "proposal reject": lambda root: proposals.reject(root, DEDUPE, reason="no"),
     "editor save": lambda root: safe_write.write_page(
         root, "notes/q3-digest.md", b"edited\n", expected_hash=sha((root / "notes/q3-digest.md").read_bytes())
@@ -156,7 +156,7 @@ def test_a_proposal_cannot_write_through_a_symlinked_folder_into_memtuis_or_anot
     assert not proposal.valid
     assert "resolves into" in " ".join(proposal.problems)
     with pytest.raises(MemtuiError):
-        proposals.approve(sample_field, "2026-12-01-dedupe-09")
+        approve_proposal(sample_field, "2026-12-01-dedupe-09")
     assert not (sample_field / into / "planted.md").exists()
 
 
@@ -213,7 +213,7 @@ def test_proposal_approval_with_a_write_in_the_window_changes_nothing(
 
     in_the_window(writer)
     with pytest.raises(StaleWriteError):
-        proposals.approve(sample_field, DEDUPE)
+        approve_proposal(sample_field, DEDUPE)
     assert victim.read_bytes() == theirs
     assert theirs in blobs(sample_field)
     after = tree_hashes(sample_field)
@@ -323,7 +323,7 @@ def test_an_agent_edit_during_quarantine_approval_goes_back_to_quarantine(
 
 
 def test_quarantine_approval_is_still_one_ledger_line_per_page(sample_field: Path) -> None:
-    decision = quarantine.approve_page(sample_field, EDI, None, add_to_memory=True)
+    decision = quarantine.approve_page(sample_field, EDI, None, add_to_memory=True, field=opened(sample_field))
     (entry,) = ledger.read(sample_field).entries
     assert entry == decision.entry
     assert entry.pages[0] == {"path": EDI, "before": decision.before, "after": decision.after, "moved_to": EDI_TO}
@@ -362,7 +362,9 @@ def test_a_pointer_that_would_route_to_an_untrusted_page_is_refused(sample_field
     )
     memory = (sample_field / "MEMORY.md").read_bytes()
     with pytest.raises(MemtuiError, match="untrusted page") as info:
-        quarantine.approve_page(sample_field, "quarantine/my page.md", None, add_to_memory=True)
+        quarantine.approve_page(
+            sample_field, "quarantine/my page.md", None, add_to_memory=True, field=opened(sample_field)
+        )
     assert "nothing was changed" in info.value.hint
     assert (sample_field / "MEMORY.md").read_bytes() == memory
     assert (sample_field / "quarantine/my page.md").exists()

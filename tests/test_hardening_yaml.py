@@ -21,7 +21,7 @@ from memtui.field.checks import run_checks
 from memtui.field.field import Field
 from memtui.review import proposals
 from tests.helpers import write_page
-from tests.helpers_review import sha, staging_proposal
+from tests.helpers_review import review_proposal, sha, staging_proposal
 from tests.helpers_tui import SIZE, make_app, rendered_text, wait_ready
 
 DEPTH = 999
@@ -99,7 +99,7 @@ def test_deep_yaml_is_a_finding_in_every_command(deep_field: Path) -> None:
 
 
 def test_a_deep_proposed_page_is_reported_on_the_result(deep_field: Path) -> None:
-    review = proposals.review_proposal(deep_field, "2026-12-01-dedupe-01")
+    review = review_proposal(deep_field, "2026-12-01-dedupe-01")
     assert "yaml-too-deep" in {f.rule for f in review.entry.validation.new_findings}
 
 

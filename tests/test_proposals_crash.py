@@ -14,13 +14,15 @@ import sys
 
 import pytest
 
-from memtui.review import apply_journal, ledger, proposals
+from memtui.review import apply_journal, ledger
 from tests.helpers_field import run_cli
 from tests.helpers_review import (
     GIT_ENV,
+    approve_proposal,
     branch_proposal,
     git,
     init_repo,
+    proposal_queue,
     snapshot,
     use_git_identity,
 )
@@ -37,7 +39,8 @@ def crash_apply(root, proposal_id: str, point: str, *extra: str) -> subprocess.C
     code = (
         "import sys\n"
         "from memtui.review import proposals\n"
-        f"proposals.approve(sys.argv[1], sys.argv[2], accept_stale={'--accept-stale' in extra})\n"
+        "from memtui.session.opening import open_field\n"
+        f"proposals.approve(sys.argv[1], sys.argv[2], field=open_field(sys.argv[1]), accept_stale={'--accept-stale' in extra})\n"
     )
     return subprocess.run(
         [sys.executable, "-c", code, str(root), proposal_id], env=env, capture_output=True, timeout=120
@@ -59,8 +62,8 @@ def test_crash_after_the_first_page_rolls_back_exactly(sample_field):
     assert apply_journal.pending_journals(sample_field) == []
     assert ledger.read(sample_field).entries == []
     # The proposal is still pending and can now be applied whole.
-    assert proposals.proposal_queue(sample_field).get(DEDUPE).state == "ready"
-    proposals.approve(sample_field, DEDUPE, reviewer="maya")
+    assert proposal_queue(sample_field).get(DEDUPE).state == "ready"
+    approve_proposal(sample_field, DEDUPE, reviewer="maya")
     assert not (sample_field / "notes/brightline-sla-expectations.md").exists()
 
 

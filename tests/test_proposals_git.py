@@ -14,9 +14,12 @@ from memtui.errors import MemtuiError, StaleWriteError
 from memtui.review import ledger, proposals
 from memtui.store import gitrepo
 from tests.helpers_review import (
+    approve_proposal,
     branch_proposal,
     git,
     init_repo,
+    proposal_queue,
+    review_proposal,
     sha,
     snapshot,
     staging_proposal,
@@ -66,7 +69,7 @@ def test_branch_is_read_as_a_proposal(repo):
     trial = proposal.change(TRIAL)
     assert (trial.action, trial.base, trial.proposed, trial.stale) == ("modify", sha(old), new, False)
     assert proposal.change(EXPECT).action == "delete"
-    entry = proposals.proposal_queue(repo).get(PID)
+    entry = proposal_queue(repo).get(PID)
     assert entry.state == "ready" and entry.validation.ok
     # Reading never checks the branch out.
     assert git(repo, "symbolic-ref", "HEAD") == "refs/heads/main"
@@ -80,7 +83,7 @@ def test_approve_makes_one_commit_of_exactly_the_touched_pages(repo):
     (repo / "people/dana-ruiz.md").write_bytes((repo / "people/dana-ruiz.md").read_bytes() + b"staged edit\n")
     git(repo, "add", "people/dana-ruiz.md")
     (repo / "people/hannah-lee.md").write_bytes((repo / "people/hannah-lee.md").read_bytes() + b"unstaged edit\n")
-    entry = proposals.approve(repo, PID)
+    entry = approve_proposal(repo, PID)
     assert entry.commit == git(repo, "rev-parse", "HEAD")
     assert git(repo, "rev-parse", "HEAD^") == head_before
     subject = git(repo, "log", "-1", "--format=%s")
@@ -100,7 +103,7 @@ def test_approve_makes_one_commit_of_exactly_the_touched_pages(repo):
 def test_revert_is_a_commit_restoring_the_previous_bytes(repo):
     before = snapshot(repo)
     make_proposal(repo)
-    approval = proposals.approve(repo, PID)
+    approval = approve_proposal(repo, PID)
     entry = proposals.revert(repo, PID, reason="trial was extended again")
     assert entry.commit == git(repo, "rev-parse", "HEAD") != approval.commit
     assert git(repo, "log", "-1", "--format=%s") == f"memtui: revert dream proposal {PID} (expire)"
@@ -116,7 +119,7 @@ def test_revert_is_a_commit_restoring_the_previous_bytes(repo):
 
 def test_revert_finds_previous_bytes_in_git_when_blobs_are_gone(repo):
     old, _ = make_proposal(repo)
-    proposals.approve(repo, PID)
+    approve_proposal(repo, PID)
     shutil.rmtree(repo / ".memtui/blobs")
     proposals.revert(repo, PID)
     assert (repo / TRIAL).read_bytes() == old
@@ -134,9 +137,9 @@ def test_hooks_never_run(repo):
     assert "pre-commit" in marker.read_text()  # the hooks do run for ordinary git use
     make_proposal(repo)
     marker.unlink()
-    proposals.proposal_queue(repo)
-    proposals.review_proposal(repo, PID)
-    proposals.approve(repo, PID)
+    proposal_queue(repo)
+    review_proposal(repo, PID)
+    approve_proposal(repo, PID)
     proposals.revert(repo, PID)
     assert not marker.exists()
 
@@ -146,30 +149,30 @@ def test_stale_when_the_page_changed_on_head(repo):
     edited = old.replace(b"confidence: 0.9", b"confidence: 0.7")
     (repo / TRIAL).write_bytes(edited)
     git(repo, "commit", "-qam", "lower confidence")
-    entry = proposals.proposal_queue(repo).get(PID)
+    entry = proposal_queue(repo).get(PID)
     assert entry.state == "stale"
-    review = proposals.review_proposal(repo, PID)
+    review = review_proposal(repo, PID)
     (three,) = review.three_way
     assert three.base_available  # the base comes from the merge-base commit
     assert [line.text for line in three.base_to_disk.unified if line.kind == "add"] == ["confidence: 0.7"]
     assert [line.text for line in three.base_to_proposed.unified if line.kind == "add"] == ["valid_to: 2026-09-30"]
     with pytest.raises(StaleWriteError):
-        proposals.approve(repo, PID)
+        approve_proposal(repo, PID)
     assert (repo / TRIAL).read_bytes() == edited
-    proposals.approve(repo, PID, accept_stale=True)
+    approve_proposal(repo, PID, accept_stale=True)
     assert (repo / TRIAL).read_bytes() == new
 
 
 def test_uncommitted_edit_makes_it_stale_too(repo):
     old, _ = make_proposal(repo)
     (repo / TRIAL).write_bytes(old + b"local edit\n")
-    assert proposals.proposal_queue(repo).get(PID).state == "stale"
+    assert proposal_queue(repo).get(PID).state == "stale"
 
 
 def test_branch_and_staging_proposals_conflict_and_share_ids_safely(repo):
     old, new = make_proposal(repo)
     staging_proposal(repo, "2026-11-28-dedupe-03", files={TRIAL: new + b"x\n"}, base={TRIAL: sha(old)})
-    queue = proposals.proposal_queue(repo)
+    queue = proposal_queue(repo)
     assert queue.get(PID).conflicts_with == ["2026-11-28-dedupe-03"]
     assert queue.get("2026-11-28-dedupe-03").state == "conflicting"
     staging_proposal(repo, PID, files={TRIAL: new}, base={TRIAL: sha(old)})
@@ -177,13 +180,13 @@ def test_branch_and_staging_proposals_conflict_and_share_ids_safely(repo):
     assert {p.carrier for p in same} == {"git", "staging"}
     assert all(not p.valid for p in same)
     with pytest.raises(MemtuiError):
-        proposals.approve(repo, PID)
+        approve_proposal(repo, PID)
 
 
 def test_staging_proposal_in_a_git_field_is_committed_too(repo):
     old, new = trial_edit(repo)
     staging_proposal(repo, "2026-11-28-expire-05", job="expire", files={TRIAL: new}, base={TRIAL: sha(old)})
-    entry = proposals.approve(repo, "2026-11-28-expire-05")
+    entry = approve_proposal(repo, "2026-11-28-expire-05")
     assert entry.commit == git(repo, "rev-parse", "HEAD")
     assert git(repo, "log", "-1", "--format=%s") == "memtui: apply dream proposal 2026-11-28-expire-05 (expire)"
     assert git(repo, "status", "--porcelain") == "?? .dream/"
@@ -196,7 +199,7 @@ def test_branch_adding_a_page(repo):
         {"notes/new.md": b"---\ntitle: n\n---\nn [stated]\n"},
         "Add a page\n\nDream-Job: consolidate\n",
     )
-    entry = proposals.approve(repo, "2026-11-28-consolidate-04")
+    entry = approve_proposal(repo, "2026-11-28-consolidate-04")
     assert entry.pages == [{"path": "notes/new.md", "before": None, "after": sha(b"---\ntitle: n\n---\nn [stated]\n")}]
     assert git(repo, "ls-files", "notes/new.md") == "notes/new.md"
     proposals.revert(repo, "2026-11-28-consolidate-04")
@@ -206,7 +209,7 @@ def test_branch_adding_a_page(repo):
 
 def test_a_merged_or_unrelated_branch_is_invalid(repo):
     git(repo, "branch", "dream/2026-11-28-expire-09")  # no commit beyond HEAD
-    entry = proposals.proposal_queue(repo).get("2026-11-28-expire-09")
+    entry = proposal_queue(repo).get("2026-11-28-expire-09")
     assert entry.state == "invalid"
     assert "no commit beyond HEAD" in entry.validation.errors[0]
 

@@ -15,9 +15,11 @@ import pytest
 from memtui.errors import MemtuiError
 from memtui.review import proposals
 from tests.helpers_review import (
+    approve_proposal,
     branch_proposal,
     git,
     init_repo,
+    proposal_queue,
     sha,
     snapshot,
     staging_proposal,
@@ -45,12 +47,12 @@ def field(tmp_path):
 
 
 def assert_refused(root, proposal_id, fragment):
-    entry = proposals.proposal_queue(root).get(proposal_id)
+    entry = proposal_queue(root).get(proposal_id)
     assert entry is not None and entry.state == "invalid"
     assert any(fragment in problem for problem in entry.validation.errors), entry.validation.errors
     before = snapshot(root.parent)
     with pytest.raises(MemtuiError):
-        proposals.approve(root, proposal_id, accept_stale=True)
+        approve_proposal(root, proposal_id, accept_stale=True)
     assert snapshot(root.parent) == before
 
 

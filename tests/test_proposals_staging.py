@@ -14,7 +14,7 @@ from memtui.field.field import Field
 from memtui.review import ledger, proposals
 from memtui.store import safe_write
 from tests.helpers import write_page
-from tests.helpers_review import sha, snapshot, staging_proposal
+from tests.helpers_review import approve_proposal, proposal_queue, review_proposal, sha, snapshot, staging_proposal
 
 CONSOLIDATE = "2026-11-19-consolidate-01"
 CONTRADICTION = "2026-11-27-contradiction-01"
@@ -34,7 +34,7 @@ def proposed(root, proposal_id, path):
 
 
 def test_sample_queue_states(sample_field):
-    queue = proposals.proposal_queue(sample_field, now=NOW)
+    queue = proposal_queue(sample_field, now=NOW)
     states = {e.proposal.id: (e.state, e.flags, e.conflicts_with) for e in queue.entries}
     assert states == {
         CONSOLIDATE: ("stale", ["stale", "conflicting"], [CONTRADICTION]),
@@ -77,7 +77,7 @@ def test_sample_queue_states(sample_field):
 
 
 def test_queue_without_checks_is_cheap_and_marks_it(sample_field):
-    queue = proposals.proposal_queue(sample_field, with_checks=False)
+    queue = proposal_queue(sample_field, with_checks=False)
     assert all(e.validation.new_findings is None for e in queue.entries)
     assert queue.get(DEDUPE).validation.to_json()["new_findings"] is None
 
@@ -110,7 +110,7 @@ def test_approve_dedupe_applies_every_page_and_retires_the_duplicate(sample_fiel
     retired = (sample_field / "notes/brightline-sla-expectations.md").read_bytes()
     old_pilot = (sample_field / "notes/brightline-pilot-sla.md").read_bytes()
     before = snapshot(sample_field)
-    entry = proposals.approve(sample_field, DEDUPE)
+    entry = approve_proposal(sample_field, DEDUPE)
     pilot = "notes/brightline-pilot-sla.md"
     assert (sample_field / pilot).read_bytes() == proposed(sample_field, DEDUPE, pilot)
     assert not (sample_field / "notes/brightline-sla-expectations.md").exists()
@@ -139,17 +139,17 @@ def test_approve_dedupe_applies_every_page_and_retires_the_duplicate(sample_fiel
     assert ledger.read(sample_field).entries == [entry]
     # The proposal folder stays; its state comes from the ledger.
     assert (sample_field / ".dream/proposals" / DEDUPE / "proposal.yaml").exists()
-    pending = [e.proposal.id for e in proposals.proposal_queue(sample_field).entries]
+    pending = [e.proposal.id for e in proposal_queue(sample_field).entries]
     assert DEDUPE not in pending
-    everything = proposals.proposal_queue(sample_field, include_decided=True)
+    everything = proposal_queue(sample_field, include_decided=True)
     assert everything.get(DEDUPE).state == "approved"
     assert not any(p.startswith(".memtui/journal/") and p.endswith(".json") for p in snapshot(sample_field, skip=()))
 
 
 def test_a_decided_proposal_cannot_be_decided_again(sample_field):
-    proposals.approve(sample_field, EXPIRE)
+    approve_proposal(sample_field, EXPIRE)
     with pytest.raises(MemtuiError, match="already approved"):
-        proposals.approve(sample_field, EXPIRE)
+        approve_proposal(sample_field, EXPIRE)
     with pytest.raises(MemtuiError):
         proposals.reject(sample_field, EXPIRE, reason="too late")
 
@@ -157,13 +157,13 @@ def test_a_decided_proposal_cannot_be_decided_again(sample_field):
 def test_stale_proposal_is_refused_without_accept_stale(sample_field):
     before = snapshot(sample_field)
     with pytest.raises(StaleWriteError, match="stale"):
-        proposals.approve(sample_field, CONSOLIDATE)
+        approve_proposal(sample_field, CONSOLIDATE)
     assert snapshot(sample_field) == before
     assert ledger.read(sample_field).entries == []
 
 
 def test_stale_review_shows_the_three_way_difference(sample_field):
-    review = proposals.review_proposal(sample_field, CONSOLIDATE)
+    review = review_proposal(sample_field, CONSOLIDATE)
     (three,) = review.three_way
     assert three.path == "notes/meeting-times-mornings.md"
     # The sample keeps no copy of the old base version: only disk -> proposed can be shown.
@@ -181,28 +181,28 @@ def test_stale_with_a_kept_base_and_accept_stale(sample_field):
     # Someone edits the page after the job made its proposal; memtui keeps the old bytes as a blob.
     edited = old.replace(b"confidence: 0.9", b"confidence: 0.8")
     safe_write.write_page(sample_field, path, edited, expected_hash=sha(old))
-    entry = proposals.proposal_queue(sample_field).get(EXPIRE)
+    entry = proposal_queue(sample_field).get(EXPIRE)
     assert entry.state == "stale"
-    review = proposals.review_proposal(sample_field, EXPIRE)
+    review = review_proposal(sample_field, EXPIRE)
     (three,) = review.three_way
     assert three.base_available
     removed = [line.text for line in three.base_to_disk.unified if line.kind == "remove"]
     assert removed == ["confidence: 0.9"]
     assert [line.text for line in three.base_to_proposed.unified if line.kind == "add"] == ["valid_to: 2026-09-30"]
     with pytest.raises(StaleWriteError):
-        proposals.approve(sample_field, EXPIRE)
-    proposals.approve(sample_field, EXPIRE, accept_stale=True, fingerprint=review.fingerprint)
+        approve_proposal(sample_field, EXPIRE)
+    approve_proposal(sample_field, EXPIRE, accept_stale=True, fingerprint=review.fingerprint)
     assert (sample_field / path).read_bytes() == proposed(sample_field, EXPIRE, path)
 
 
 def test_fingerprint_binds_the_approval_to_what_was_shown(sample_field):
-    review = proposals.review_proposal(sample_field, EXPIRE)
+    review = review_proposal(sample_field, EXPIRE)
     path = "notes/trackstream-trial-terms.md"
     staged = sample_field / ".dream/proposals" / EXPIRE / "files" / path
     staged.write_bytes(staged.read_bytes() + b"\n- smuggled line [stated]\n")
     before = snapshot(sample_field)
     with pytest.raises(StaleWriteError, match="changed since it was shown"):
-        proposals.approve(sample_field, EXPIRE, fingerprint=review.fingerprint)
+        approve_proposal(sample_field, EXPIRE, fingerprint=review.fingerprint)
     assert snapshot(sample_field) == before
 
 
@@ -212,15 +212,15 @@ def test_two_conflicting_proposals(sample_field):
     base = {path: sha(old)}
     staging_proposal(sample_field, "2026-11-28-expire-07", job="expire", files={path: old + b"\nA\n"}, base=base)
     staging_proposal(sample_field, "2026-11-28-dedupe-07", job="dedupe", files={path: old + b"\nB\n"}, base=base)
-    queue = proposals.proposal_queue(sample_field)
+    queue = proposal_queue(sample_field)
     assert queue.get("2026-11-28-expire-07").state == "conflicting"
     assert queue.get("2026-11-28-expire-07").conflicts_with == ["2026-11-28-dedupe-07"]
     assert queue.get("2026-11-28-dedupe-07").conflicts_with == ["2026-11-28-expire-07"]
-    proposals.approve(sample_field, "2026-11-28-expire-07")
-    after = proposals.proposal_queue(sample_field).get("2026-11-28-dedupe-07")
+    approve_proposal(sample_field, "2026-11-28-expire-07")
+    after = proposal_queue(sample_field).get("2026-11-28-dedupe-07")
     assert after.state == "stale" and after.conflicts_with == []
     with pytest.raises(StaleWriteError):
-        proposals.approve(sample_field, "2026-11-28-dedupe-07")
+        approve_proposal(sample_field, "2026-11-28-dedupe-07")
     assert (sample_field / path).read_bytes() == old + b"\nA\n"
 
 
@@ -234,11 +234,11 @@ def test_result_routing_a_quarantined_page_from_memory_is_refused(sample_field):
         files={"MEMORY.md": new},
         base={"MEMORY.md": sha(memory)},
     )
-    entry = proposals.proposal_queue(sample_field).get("2026-11-28-consolidate-09")
+    entry = proposal_queue(sample_field).get("2026-11-28-consolidate-09")
     assert not entry.validation.ok
     assert [f.rule for f in entry.validation.blocking] == ["memory-untrusted-target"]
     with pytest.raises(MemtuiError, match="untrusted page"):
-        proposals.approve(sample_field, "2026-11-28-consolidate-09")
+        approve_proposal(sample_field, "2026-11-28-consolidate-09")
     assert (sample_field / "MEMORY.md").read_bytes() == memory
 
 
@@ -250,7 +250,7 @@ def test_a_proposal_can_create_a_page(sample_field):
         files={"notes/new-page.md": b"---\ntitle: New\n---\nNew fact [stated]\n"},
         base={"notes/new-page.md": None},
     )
-    entry = proposals.approve(sample_field, "2026-11-28-consolidate-02")
+    entry = approve_proposal(sample_field, "2026-11-28-consolidate-02")
     assert entry.pages == [
         {"path": "notes/new-page.md", "before": None, "after": sha(b"---\ntitle: New\n---\nNew fact [stated]\n")}
     ]
@@ -267,7 +267,7 @@ def test_reject_records_a_reason_and_changes_nothing(sample_field):
     entry = proposals.reject(sample_field, CONTRADICTION, reason="ask Maya first")
     assert snapshot(sample_field) == before
     assert (entry.action, entry.reason, entry.job) == (ledger.PROPOSAL_REJECT, "ask Maya first", "contradiction")
-    queue = proposals.proposal_queue(sample_field)
+    queue = proposal_queue(sample_field)
     assert CONTRADICTION not in [e.proposal.id for e in queue.entries]
     # With the contradiction proposal decided, consolidate no longer conflicts (still stale).
     assert queue.get(CONSOLIDATE).flags == ["stale"]
@@ -277,9 +277,9 @@ def test_reject_records_a_reason_and_changes_nothing(sample_field):
 
 def test_unknown_proposal(sample_field):
     with pytest.raises(proposals.ProposalNotFoundError):
-        proposals.approve(sample_field, "2026-01-01-nothing-01")
+        approve_proposal(sample_field, "2026-01-01-nothing-01")
     with pytest.raises(proposals.ProposalNotFoundError):
-        proposals.review_proposal(sample_field, "2026-01-01-nothing-01")
+        review_proposal(sample_field, "2026-01-01-nothing-01")
 
 
 # --------------------------------------------------------------------------- revert and the regret rate
@@ -287,8 +287,8 @@ def test_unknown_proposal(sample_field):
 
 def test_revert_restores_previous_bytes_and_counts_as_regret(sample_field):
     before = snapshot(sample_field)
-    proposals.approve(sample_field, DEDUPE)
-    proposals.approve(sample_field, EXPIRE)
+    approve_proposal(sample_field, DEDUPE)
+    approve_proposal(sample_field, EXPIRE)
     plan = proposals.plan_revert(sample_field, DEDUPE)
     assert plan.conflicts == [] and plan.missing == []
     entry = proposals.revert(sample_field, DEDUPE, reason="the two SLA pages differ after all")
@@ -309,7 +309,7 @@ def test_revert_restores_previous_bytes_and_counts_as_regret(sample_field):
     assert stats.jobs["expire"].regret_rate == 0.0
     assert (stats.total.approved, stats.total.reverted, stats.total.regret_rate) == (2, 1, 0.5)
     assert stats.pending == 2
-    assert proposals.proposal_queue(sample_field, include_decided=True).get(DEDUPE).state == "reverted"
+    assert proposal_queue(sample_field, include_decided=True).get(DEDUPE).state == "reverted"
     with pytest.raises(MemtuiError):
         proposals.revert(sample_field, DEDUPE)  # already reverted
 
@@ -317,7 +317,7 @@ def test_revert_restores_previous_bytes_and_counts_as_regret(sample_field):
 def test_revert_refuses_pages_edited_since_unless_forced(sample_field):
     path = "notes/trackstream-trial-terms.md"
     original = (sample_field / path).read_bytes()
-    proposals.approve(sample_field, EXPIRE)
+    approve_proposal(sample_field, EXPIRE)
     approved = (sample_field / path).read_bytes()
     edited = approved + b"- Renewal call booked for 2027-09. [stated]\n"
     (sample_field / path).write_bytes(edited)
@@ -363,9 +363,9 @@ def test_malformed_proposals_are_listed_as_invalid(tmp_path, manifest, message):
     (folder / "files/notes/a.md").write_bytes(b"new\n")
     if manifest is not None:
         (folder / "proposal.yaml").write_bytes(manifest)
-    entry = proposals.proposal_queue(root).get("p")
+    entry = proposal_queue(root).get("p")
     assert entry.state == "invalid"
     assert any(message in e for e in entry.validation.errors), entry.validation.errors
     with pytest.raises(MemtuiError, match="cannot be applied"):
-        proposals.approve(root, "p")
+        approve_proposal(root, "p")
     assert (root / "notes/a.md").read_text() == "---\ntitle: a\n---\na\n"

@@ -13,7 +13,7 @@ from memtui.field.field import Field
 from memtui.field.page import parse_bytes
 from memtui.review import ledger, quarantine
 from tests.helpers import write_page
-from tests.helpers_review import sha, snapshot
+from tests.helpers_review import opened, sha, snapshot
 
 WEB = "sessions/2026-11-18-web-research.md"
 QUARANTINED = [
@@ -231,7 +231,10 @@ def test_approve_all_from_one_session(sample_field):
 def test_add_to_memory_only_when_asked(sample_field):
     memory_before = (sample_field / "MEMORY.md").read_bytes()
     decision = quarantine.approve_page(
-        sample_field, *bound(sample_field, "quarantine/edi-214-status-codes.md"), add_to_memory=True
+        sample_field,
+        *bound(sample_field, "quarantine/edi-214-status-codes.md"),
+        add_to_memory=True,
+        field=opened(sample_field),
     )
     memory_after = (sample_field / "MEMORY.md").read_bytes()
     assert memory_after == memory_before + b"- knowledge/concepts/edi-214-status-codes.md\n"

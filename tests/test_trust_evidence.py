@@ -11,7 +11,7 @@ from memtui.dialects.open import open_field
 from memtui.review import ledger, proposals, undo
 from memtui.store.files import sha256_bytes
 from tests.helpers import write_page
-from tests.helpers_review import staging_proposal
+from tests.helpers_review import approve_proposal, staging_proposal
 
 pytestmark = pytest.mark.usefixtures("reviewer_maya")
 
@@ -34,7 +34,7 @@ def field(tmp_path: Path) -> Path:
 
 def test_an_approved_proposal_makes_its_pages_reviewed_while_they_keep_those_bytes(field: Path) -> None:
     assert trust_now(field) == "unknown"  # no review record anywhere
-    proposals.approve(field, "2026-12-01-host-01")
+    approve_proposal(field, "2026-12-01-host-01")
     assert (field / PAGE).read_bytes() == NEW
     assert trust_now(field) == "reviewed"
     assert ledger.approvals(field)[PAGE] == (sha256_bytes(NEW), "maya")
@@ -43,10 +43,10 @@ def test_an_approved_proposal_makes_its_pages_reviewed_while_they_keep_those_byt
 
 
 def test_an_undone_or_reverted_approval_is_no_evidence(field: Path) -> None:
-    proposals.approve(field, "2026-12-01-host-01")
+    approve_proposal(field, "2026-12-01-host-01")
     undo.undo(field, kind="proposals")
     assert trust_now(field) == "unknown"
-    proposals.approve(field, "2026-12-01-host-01")
+    approve_proposal(field, "2026-12-01-host-01")
     proposals.revert(field, "2026-12-01-host-01", reason="wrong host")
     assert (field / PAGE).read_bytes() == OLD and trust_now(field) == "unknown"
 

@@ -7,7 +7,7 @@ import pytest
 from memtui.errors import MemtuiError, StaleWriteError
 from memtui.review import ledger, proposals, quarantine, undo
 from memtui.store.files import sha256_bytes
-from tests.helpers_review import git, init_repo
+from tests.helpers_review import approve_proposal, git, init_repo, opened, proposal_queue
 
 EDI = "quarantine/edi-214-status-codes.md"
 HOSTILE = "quarantine/vendor-pricing-update.md"
@@ -20,7 +20,9 @@ pytestmark = pytest.mark.usefixtures("reviewer_maya")
 
 def test_undo_a_quarantine_approval_that_moved_the_page(sample_field):
     before = (sample_field / EDI).read_bytes()
-    decision = quarantine.approve_page(sample_field, EDI, sha256_bytes(before), add_to_memory=True)
+    decision = quarantine.approve_page(
+        sample_field, EDI, sha256_bytes(before), add_to_memory=True, field=opened(sample_field)
+    )
     moved = decision.moved_to
     assert moved and (sample_field / moved).exists()
     memory_after = (sample_field / "MEMORY.md").read_bytes()
@@ -94,7 +96,7 @@ def test_undo_of_an_edited_approval_needs_force_and_keeps_the_edit(sample_field)
 
 def test_undo_a_proposal_approval_makes_it_pending_and_does_not_count_as_regret(sample_field):
     snapshot = {p: p.read_bytes() for p in sample_field.rglob("*.md") if ".dream" not in p.parts}
-    proposals.approve(sample_field, EXPIRE)
+    approve_proposal(sample_field, EXPIRE)
     assert proposals.stats(sample_field).total.approved == 1
     plan = undo.plan_undo(sample_field, undo.latest(sample_field, kind="proposals"))
     assert plan.pages and not plan.problems
@@ -106,7 +108,7 @@ def test_undo_a_proposal_approval_makes_it_pending_and_does_not_count_as_regret(
     assert after == snapshot
     stats = proposals.stats(sample_field)
     assert stats.total.approved == 0 and stats.total.reverted == 0 and stats.pending == 4
-    queue = proposals.proposal_queue(sample_field, with_checks=False)
+    queue = proposal_queue(sample_field, with_checks=False)
     assert queue.get(EXPIRE).pending
 
 
@@ -114,19 +116,19 @@ def test_undo_a_proposal_rejection(sample_field):
     proposals.reject(sample_field, DEDUPE, reason="keep both")
     undone, _ = undo.undo(sample_field, kind="proposals")
     assert undone.action == ledger.PROPOSAL_REJECT
-    assert proposals.proposal_queue(sample_field, with_checks=False).get(DEDUPE).pending
-    proposals.approve(sample_field, DEDUPE)  # it can be decided again
+    assert proposal_queue(sample_field, with_checks=False).get(DEDUPE).pending
+    approve_proposal(sample_field, DEDUPE)  # it can be decided again
 
 
 def test_a_reverted_approval_is_not_undone(sample_field):
-    proposals.approve(sample_field, EXPIRE)
+    approve_proposal(sample_field, EXPIRE)
     proposals.revert(sample_field, EXPIRE, reason="too early")
     assert undo.latest(sample_field, kind="proposals") is None
 
 
 def test_undo_in_a_git_field_commits(sample_field):
     init_repo(sample_field)
-    proposals.approve(sample_field, EXPIRE)
+    approve_proposal(sample_field, EXPIRE)
     undo.undo(sample_field, kind="proposals")
     subject = git(sample_field, "log", "-1", "--format=%s")
     assert subject.startswith("memtui: undo the approval of dream proposal 2026-11-27-expire-01")

@@ -7,9 +7,8 @@ import argparse
 from rich.table import Table
 from rich.text import Text
 
-from memtui.cli.options import add_dialect_option
+from memtui.cli.options import add_field_options, open_field
 from memtui.cli.output import cell, console, print_json, print_json_with_list
-from memtui.dialects.open import open_field
 from memtui.dialects.report import field_report
 from memtui.field.checks import (
     ERROR,
@@ -20,7 +19,6 @@ from memtui.field.checks import (
 )
 from memtui.field.finding_order import SortedFindings
 from memtui.render.glyphs import SEVERITY, cli_style
-from memtui.review import ledger
 from memtui.textsafety import one_line, plural
 
 SEVERITY_STYLE = {name: cli_style(glyph) for name, glyph in SEVERITY.items()}
@@ -33,7 +31,7 @@ def register(sub: argparse._SubParsersAction) -> list[str]:
     parser.add_argument("field", nargs="?", help="memory folder or .memoryfield.zip")
     parser.add_argument("--json", action="store_true", help="print findings (or, with --rules, the rules) as JSON")
     parser.add_argument("--rules", action="store_true", help="list every rule and exit (no FIELD needed)")
-    add_dialect_option(parser)
+    add_field_options(parser)
     parser.add_argument(
         "--all", action="store_true", help="print every finding, one per line (default: the first few of each rule)"
     )
@@ -66,7 +64,7 @@ def run(args: argparse.Namespace) -> int:
         return 0
     if args.field is None:
         args.check_parser.error("the following arguments are required: field")  # exits 2
-    field = ledger.with_approvals(open_field(args.field, dialect=args.dialect))
+    field = open_field(args)
     report = field_report(field)
     # Counted as they come (``FindingTally``: the first few of each rule); those listed, every
     # one with --json or --all, are sorted in runs, the rest on disk (``SortedFindings``). A

@@ -16,12 +16,10 @@ from collections import Counter
 from rich.cells import cell_len
 from rich.text import Text
 
-from memtui.cli.options import add_dialect_option
+from memtui.cli.options import add_field_options, open_field
 from memtui.cli.output import console, print_json_list
 from memtui.cli.review_common import TAG_STYLE
-from memtui.dialects.open import open_field
 from memtui.field.claims import CURRENT_LINE, TAGS, Claim, field_claims, select
-from memtui.review import ledger
 from memtui.textsafety import one_line, plural
 
 STATUSES = ("current", "superseded")
@@ -49,7 +47,7 @@ def register(sub: argparse._SubParsersAction) -> list[str]:
     parser.add_argument("--promoted", action="store_true", help="only claims whose tag rose since an earlier version")
     parser.add_argument("--path", metavar="GLOB", help="only pages whose path matches GLOB (e.g. 'notes/*')")
     parser.add_argument("--json", action="store_true", help="print the claims as a JSON list")
-    add_dialect_option(parser)
+    add_field_options(parser)
     parser.set_defaults(handler=run)
     return ["claims"]
 
@@ -177,7 +175,7 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _run(args: argparse.Namespace) -> int:
-    field = ledger.with_approvals(open_field(args.field, dialect=args.dialect))
+    field = open_field(args)
     claims = select(
         field_claims(field),
         query=args.query,

@@ -8,12 +8,11 @@ import datetime as _dt
 from rich.table import Table
 from rich.text import Text
 
+from memtui.cli.options import add_field_options, open_field
 from memtui.cli.output import cell, console, print_json
-from memtui.dialects.open import open_field
 from memtui.errors import MemtuiError
 from memtui.field.history import CURRENT, SUPERSEDED, describe_event
 from memtui.render.glyphs import STATUS, cli_style
-from memtui.review import ledger
 from memtui.textsafety import one_line
 
 
@@ -31,12 +30,13 @@ def register(sub: argparse._SubParsersAction) -> list[str]:
     parser.add_argument("target", help="a page (path, id, title) or a subject (exact, glob or words)")
     parser.add_argument("--json", action="store_true", help="print versions as JSON")
     parser.add_argument("--as-of", metavar="DATE", type=_iso_date, help="show only what was valid on DATE (YYYY-MM-DD)")
+    add_field_options(parser)
     parser.set_defaults(handler=run)
     return ["history"]
 
 
 def run(args: argparse.Namespace) -> int:
-    field = ledger.with_approvals(open_field(args.field))
+    field = open_field(args)
     chains = field.history.lookup(args.target)
     chains = [c for c in chains if c.versions]
     if not chains:

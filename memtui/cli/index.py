@@ -25,6 +25,7 @@ from rich.progress import (
 from rich.table import Table
 from rich.text import Text
 
+from memtui.cli.options import add_field_options, field_options
 from memtui.cli.output import cell, console, error_console, print_json
 from memtui.dialects.open import reader_for
 from memtui.errors import FieldNotFoundError, MemtuiError
@@ -51,7 +52,7 @@ def register(sub: argparse._SubParsersAction) -> list[str]:
     index.add_argument("--force", action="store_true", help="with --rebuild: swap in even if golden.yaml fails")
     index.add_argument("--info", action="store_true", help="show where the index is and what it holds; change nothing")
     index.add_argument("--json", action="store_true", help="print the result as JSON")
-    _index_dir_option(index)
+    add_field_options(index, index=True)
     index.set_defaults(handler=run_index)
 
     search = sub.add_parser("search", help="search a field's pages")
@@ -59,7 +60,7 @@ def register(sub: argparse._SubParsersAction) -> list[str]:
     search.add_argument("query", nargs="+", help="words and filters (kind: subject: tag: status: origin: path: ...)")
     search.add_argument("--json", action="store_true", help="print hits as JSON")
     search.add_argument("--limit", type=int, default=20, metavar="N", help="at most N hits (default 20)")
-    _index_dir_option(search)
+    add_field_options(search, index=True)
     search.set_defaults(handler=run_search)
 
     recall = sub.add_parser("recall-test", help="check search against golden questions (golden.yaml)")
@@ -67,17 +68,9 @@ def register(sub: argparse._SubParsersAction) -> list[str]:
     recall.add_argument("golden", nargs="?", help="golden file (default: FIELD/golden.yaml)")
     recall.add_argument("--k", type=int, metavar="N", help="look at the top N hits (default: the file's k, else 5)")
     recall.add_argument("--json", action="store_true", help="print results as JSON")
-    _index_dir_option(recall)
+    add_field_options(recall, index=True)
     recall.set_defaults(handler=run_recall_test)
     return ["index", "search", "recall-test"]
-
-
-def _index_dir_option(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument(
-        "--index-dir",
-        metavar="DIR",
-        help="keep the index in DIR (default: the user cache folder, ~/.cache/memtui/fields/)",
-    )
 
 
 # ---------------------------------------------------------------------- opening
@@ -97,8 +90,10 @@ def _resolve_field(arg: str) -> tuple[Path, bool, Path | None]:
 
 def _service(args: argparse.Namespace) -> IndexService:
     root, readonly, source = _resolve_field(args.field)
-    index_dir = Path(args.index_dir) if getattr(args, "index_dir", None) else None
-    return IndexService(root, index_dir=index_dir, readonly_field=readonly, source=source)
+    options = field_options(args)
+    return IndexService(
+        root, index_dir=options.index_dir, readonly_field=readonly, source=source, dialect=options.dialect
+    )
 
 
 class _ProgressBar:
@@ -183,7 +178,8 @@ def _show_info(args: argparse.Namespace) -> int:
     location = Path(args.index_dir) if args.index_dir else default_index_dir(root, readonly=readonly, source=source)
     store = IndexStore(location)
     info: dict = {"field": str(root), "location": str(location), "generation": None, "state": "not built yet"}
-    current = {**RECIPE, "reader": reader_for(root)[0].signature}  # what a build now would record
+    reader = reader_for(root, dialect=field_options(args).dialect)[0]
+    current = {**RECIPE, "reader": reader.signature}  # what a build now would record
     gen = store.current()
     if gen is not None:
         info["generation"] = gen.name

@@ -9,7 +9,7 @@ from pathlib import Path
 
 from rich.text import Text
 
-from memtui.cli.options import add_dialect_option
+from memtui.cli.options import add_field_options, field_options
 from memtui.cli.output import console
 from memtui.errors import FieldNotFoundError
 from memtui.resources import sample_field_dir
@@ -28,24 +28,15 @@ def register(sub: argparse._SubParsersAction) -> list[str]:
 
 
 def _tui_options(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument(
-        "--index-dir",
-        metavar="DIR",
-        help="keep the search index in DIR (default: the user cache folder, ~/.cache/memtui/fields/)",
-    )
     parser.add_argument("--theme", help="use this theme for this run (a theme chosen in the app is remembered)")
-    add_dialect_option(parser)
+    add_field_options(parser, index=True)
 
 
 def _launch(path: Path, args: argparse.Namespace) -> int:
     from memtui.tui.app import run_app  # Textual is imported only for the TUI
 
-    return run_app(
-        path,
-        index_dir=Path(args.index_dir) if args.index_dir else None,
-        theme=args.theme,
-        dialect=getattr(args, "dialect", None),
-    )
+    options = field_options(args)
+    return run_app(path, index_dir=options.index_dir, theme=args.theme, dialect=options.dialect)
 
 
 def run_open(args: argparse.Namespace) -> int:

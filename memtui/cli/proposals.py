@@ -15,6 +15,7 @@ from rich.table import Table
 from rich.text import Text
 
 from memtui.cli.decisions import register_undo
+from memtui.cli.options import open_field
 from memtui.cli.output import cell, console, expand_tables, print_json
 from memtui.cli.review_common import (
     add_common,
@@ -118,7 +119,8 @@ def validation_text(entry: pmod.QueueEntry) -> Text:
 @friendly_errors
 def run_list(args: argparse.Namespace) -> int:
     root, _ = open_for_review(args.field, write=False)
-    queue = pmod.proposal_queue(root, include_decided=args.all, with_checks=not args.no_checks)
+    field = None if args.no_checks else open_field(args, root)
+    queue = pmod.proposal_queue(root, field=field, include_decided=args.all, with_checks=field is not None)
     if args.json:
         print_json(queue.to_json())
         return 0
@@ -161,7 +163,7 @@ def print_review(review: pmod.Review, *, side_by_side: bool) -> None:
 @friendly_errors
 def run_show(args: argparse.Namespace) -> int:
     root, _ = open_for_review(args.field, write=False)
-    review = pmod.review_proposal(root, args.id, context=None if args.full else 3)
+    review = pmod.review_proposal(root, args.id, field=open_field(args, root), context=None if args.full else 3)
     if args.json:
         print_json(review.to_json())
     else:
@@ -188,8 +190,9 @@ def run_approve(args: argparse.Namespace) -> int:
     root, _ = open_for_review(args.field, write=True)
     ensure_can_ask(args)
     proposal = pmod.get_proposal(root, args.id)
+    field = open_field(args, root)
     if args.accept_stale and proposal.stale and not args.json:
-        for part in three_way_parts(pmod.review_proposal(root, args.id), CLI_COLOURS):
+        for part in three_way_parts(pmod.review_proposal(root, args.id, field=field), CLI_COLOURS):
             console().print(part)
     if not confirm(f"Apply {plural(len(proposal.changes), 'page')} of proposal {args.id}?", args):
         return declined()
@@ -197,6 +200,7 @@ def run_approve(args: argparse.Namespace) -> int:
     entry = pmod.approve(
         root,
         args.id,
+        field=field,
         reviewer=args.reviewer,
         accept_stale=args.accept_stale,
         fingerprint=args.fingerprint or proposal.fingerprint(),

@@ -14,6 +14,7 @@ from rich.table import Table
 from rich.text import Text
 
 from memtui.cli.decisions import register_undo
+from memtui.cli.options import open_field
 from memtui.cli.output import cell, console, expand_tables, print_json
 from memtui.cli.review_common import (
     add_common,
@@ -25,7 +26,6 @@ from memtui.cli.review_common import (
     prompt_console,
     tagged,
 )
-from memtui.dialects.open import open_field
 from memtui.errors import MemtuiError
 from memtui.review import injection
 from memtui.review import quarantine as qmod
@@ -71,10 +71,6 @@ def register(sub: argparse._SubParsersAction) -> list[str]:
 # --------------------------------------------------------------------------- list / show
 
 
-def _queue(root) -> qmod.QuarantineQueue:
-    return qmod.quarantine_queue(open_field(root))
-
-
 def _tainted_transcripts(field) -> int:
     """Session transcripts that read outside content: tainted, but evidence, never in the queue."""
     from memtui.field import trust
@@ -118,7 +114,7 @@ def _item_table(title: str, items: list[qmod.QueueItem]) -> Table:
 @friendly_errors
 def run_list(args: argparse.Namespace) -> int:
     root, _ = open_for_review(args.field, write=False)
-    field = open_field(root)
+    field = open_field(args, root)
     queue = qmod.quarantine_queue(field)
     if args.json:
         print_json(queue.to_json())
@@ -205,7 +201,7 @@ def _selected(root, args: argparse.Namespace) -> list[tuple[str, str | None]]:
         path, digest = qmod.parse_bound(arg)
         items.append((_normalise(path), digest))
     if args.session:
-        group = _queue(root).group(args.session)
+        group = qmod.quarantine_queue(open_field(args, root)).group(args.session)
         if group is None:
             raise MemtuiError(
                 f"no quarantined pages from {args.session!r}", "see the sources with: memtui quarantine list FIELD"
@@ -264,8 +260,15 @@ def _decide(args: argparse.Namespace, verb: str, run) -> int:
 @friendly_errors
 def run_approve(args: argparse.Namespace) -> int:
     def run(root, items):
+        field = open_field(args, root) if args.add_to_memory else None
         return qmod.approve_pages(
-            root, items, reviewer=args.reviewer, to=args.to, add_to_memory=args.add_to_memory, reason=args.reason
+            root,
+            items,
+            reviewer=args.reviewer,
+            to=args.to,
+            add_to_memory=args.add_to_memory,
+            reason=args.reason,
+            field=field,
         )
 
     return _decide(args, "Approve", run)

@@ -15,8 +15,10 @@ from pathlib import Path
 
 from rich.text import Text
 
+from memtui.cli.options import add_field_options
 from memtui.cli.output import console, error_console, expand_tables
 from memtui.errors import FieldNotFoundError, MemtuiError, ReadOnlyFieldError
+from memtui.field.field import zip_root
 from memtui.render.review import CLI_COLOURS, diff_view
 from memtui.render.review import tagged as render_tagged
 from memtui.review import apply_journal
@@ -45,6 +47,7 @@ def friendly_errors(handler: Callable[[argparse.Namespace], int]) -> Callable[[a
 def add_common(parser: argparse.ArgumentParser, *, reviewer: bool = False) -> None:
     parser.add_argument("field", help="memory folder (a .memoryfield.zip can be listed, not changed)")
     parser.add_argument("--json", action="store_true", help="print the result as JSON")
+    add_field_options(parser)
     if reviewer:
         parser.add_argument("--reviewer", help="who decides (default: $MEMTUI_REVIEWER, git user.name, OS user)")
         parser.add_argument(
@@ -63,9 +66,9 @@ def open_for_review(path: str, *, write: bool) -> tuple[Path, bool]:
             raise ReadOnlyFieldError(
                 f"{p.name} is an archive and is opened read-only", "extract it to a folder to review and decide"
             )
-        from memtui.dialects.open import open_field
-
-        return open_field(p).root, True
+        root = zip_root(p)
+        assert root is not None
+        return root, True
     if not p.exists():
         raise FieldNotFoundError(f"no such folder: {p}", "give the path of a memory folder")
     if not p.is_dir():

@@ -139,11 +139,13 @@ class IndexService:
         source: Path | None = None,
         golden: Path | None = None,
         reader: PageReader | None = None,
+        dialect: str | None = None,
         writer_helper: bool = True,
     ) -> None:
         self.root = Path(os.path.abspath(field_root))  # "." would follow a folder replaced under it
         # How pages are read: the field's dialects (detected on open() when not given), as the field reads them.
         self.reader: PageReader | None = reader
+        self.dialect = dialect  # without a reader: read every page as this format (None: detect)
         self.readonly_field = readonly_field
         self.location = (
             Path(index_dir) if index_dir else default_index_dir(self.root, readonly=readonly_field, source=source)
@@ -245,7 +247,7 @@ class IndexService:
             raise IndexUnavailableError(f"no such folder: {self.root}", "give the path of a memory folder")
         scanned = None
         if self.reader is None:
-            self.reader, scanned = reader_for(self.root)  # the detection's scan is the first rescan's
+            self.reader, scanned = reader_for(self.root, dialect=self.dialect)  # its scan is the first rescan's
         self._root_identity = _identity(self.root)
         try:
             writer = self._store.acquire_writer()

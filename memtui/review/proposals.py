@@ -9,7 +9,8 @@ Reading (never writes, never raises for a malformed proposal):
 - ``load_proposals(root)`` -> ``Loaded``: every proposal of both carriers and
   problems with the carriers themselves;
 - ``proposal_queue(root, field=..., include_decided=False, with_checks=True)``
-  -> ``Queue``: one ``QueueEntry`` per proposal with its state
+  -> ``Queue`` (the checks on each result run on ``field``, as the caller's session
+  reads it; without one they are not run): one ``QueueEntry`` per proposal with its state
   (``ready`` / ``stale`` / ``conflicting`` / ``invalid`` while pending;
   ``approved`` / ``rejected`` / ``reverted`` once decided, from the ledger), every
   flag that applies, the ids it conflicts with, its age and its validation;
@@ -20,7 +21,7 @@ Reading (never writes, never raises for a malformed proposal):
 
 Deciding (each appends one ledger line; see ``ledger``):
 
-- ``approve(root, id, reviewer=..., accept_stale=False, fingerprint=None)``:
+- ``approve(root, id, field=..., reviewer=..., accept_stale=False, fingerprint=None)``:
   all pages or none (``apply_journal``), one commit in a git field;
 - ``reject(root, id, reviewer=..., reason=...)``: nothing on disk changes;
 - ``plan_revert(root, id)`` / ``revert(root, id, force=False)``: pages return to
@@ -43,7 +44,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from memtui.dialects.open import open_field
 from memtui.errors import MemtuiError, ReadOnlyFieldError, StaleWriteError
 from memtui.field.checks import ERROR, Finding, run_checks
 from memtui.review import apply_journal, ledger
@@ -353,9 +353,7 @@ def proposal_queue(
             for path in proposal.pages:
                 touching.setdefault(path, set()).add(proposal.id)
     before: list[Finding] | None = None
-    if with_checks and any(p.valid for p in pending):
-        if field is None:
-            field = open_field(root)
+    if with_checks and field is not None and any(p.valid for p in pending):
         before = field_findings(field)
     entries = []
     for proposal in loaded.proposals:
@@ -502,9 +500,7 @@ def review_proposal(
     if entry is None:
         raise ProposalNotFoundError(f"no proposal {proposal_id!r}", "list them with: memtui proposals list FIELD --all")
     proposal = entry.proposal
-    if entry.pending and proposal.valid:
-        if field is None:
-            field = open_field(root)
+    if entry.pending and proposal.valid and field is not None:
         entry.validation.new_findings, entry.validation.resolved_findings = check_delta(field, proposal)
     diffs = []
     three_way = []
@@ -561,9 +557,10 @@ def approve(
     accept_stale: bool = False,
     fingerprint: str | None = None,
     reason: str | None = None,
-    field: Field | None = None,
+    field: Field,
 ) -> ledger.LedgerEntry:
-    """Apply a pending proposal: every page or none, then record it.
+    """Apply a pending proposal: every page or none, then record it. ``field`` is the field as
+    the reviewer's session reads it: the checks that refuse an unsafe result run on it.
 
     Refused when the proposal is invalid, already decided, stale (unless
     ``accept_stale``: the reviewer has seen the three-way difference and the
@@ -594,8 +591,6 @@ def approve(
             f"proposal {proposal_id} is stale: {stale} changed since the proposal was made",
             "see what would be lost with: memtui proposals show FIELD ID, then approve with --accept-stale",
         )
-    if field is None:
-        field = open_field(root)
     new, _resolved = check_delta(field, proposal)
     blocking = [f for f in new if f.rule in BLOCKING_RULES]
     if blocking:

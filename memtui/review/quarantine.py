@@ -418,6 +418,7 @@ def approve_pages(
     reason: str | None = None,
     now: _dt.datetime | None = None,
     readonly: bool = False,
+    field: Field | None = None,
 ) -> list[QuarantineDecision]:
     """Approve pages, each bound to the sha256 (or prefix) the reviewer saw.
 
@@ -428,11 +429,14 @@ def approve_pages(
     to its destination (``to``, else its ``move_to:``), ``reviewed`` /
     ``reviewed_by`` / ``reviewed_at`` are set, a pointer line ``- <path>`` is
     appended to ``MEMORY.md`` (with ``add_to_memory``) and one ledger line is
-    written.
+    written. ``field`` (as the reviewer's session reads it) is needed with ``add_to_memory``:
+    the checks run on it.
     """
     root = Path(root)
     if readonly:
         raise ReadOnlyFieldError("this field is read-only (opened from a zip)", "extract it to review pages")
+    if add_to_memory and field is None:
+        raise TypeError("approve_pages(add_to_memory=True) needs the field the checks run on")
     if not items:
         raise MemtuiError("no page to approve", "name pages, or a session with --session")
     apply_journal.recover_interrupted(root)
@@ -460,7 +464,8 @@ def approve_pages(
             targets.add(destination)
         plans.append((path, data, destination, new))
     if add_to_memory:
-        _refuse_untrusted_pointers(root, plans)
+        assert field is not None
+        _refuse_untrusted_pointers(root, plans, field)
     decisions = []
     for path, data, destination, new in plans:
         before = sha256_bytes(data)
@@ -495,14 +500,13 @@ def _memory_pointer_write(root: Path, path: str) -> apply_journal.PageWrite:
     return apply_journal.PageWrite("MEMORY.md", before, _memory_with_pointers(data, [path]))
 
 
-def _refuse_untrusted_pointers(root: Path, plans: list[tuple[str, bytes, str | None, bytes]]) -> None:
+def _refuse_untrusted_pointers(root: Path, plans: list[tuple[str, bytes, str | None, bytes]], field: Field) -> None:
     """Run the checks on the field as it would be after these approvals with their pointers added.
 
     ``MEMORY.md`` must never route to a quarantined or unreviewed page; a
     pointer that would (a page whose approval does not take, a name that is
     read as another page) refuses the whole batch before anything is written.
     """
-    from memtui.field.field import Field
     from memtui.review import proposals
     from memtui.review.proposal_model import (
         CARRIER_STAGING,
@@ -524,7 +528,7 @@ def _refuse_untrusted_pointers(root: Path, plans: list[tuple[str, bytes, str | N
     pointers = [destination or path for path, _, destination, _ in plans]
     changes.append(PageChange("MEMORY.md", MODIFY, None, _memory_with_pointers(memory, pointers)))
     result = Proposal(id="quarantine-approval", carrier=CARRIER_STAGING, location="", changes=changes)
-    new_findings, _ = proposals.check_delta(Field.load(root), result)
+    new_findings, _ = proposals.check_delta(field, result)
     blocking = [f for f in new_findings if f.rule in proposals.BLOCKING_RULES]
     if blocking:
         raise MemtuiError(

@@ -561,6 +561,7 @@ class QuarantineScreen(FilterInPlace, SessionScreen):
                 to=folder,
                 add_to_memory=choice == "memory",
                 readonly=self.session.field.readonly,
+                field=self.session.field.snapshot(),
             ),
             "approved",
         )
