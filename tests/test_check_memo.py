@@ -248,3 +248,46 @@ def test_a_new_head_puts_the_claims_in_context_again(tmp_path: Path) -> None:
     after = run_checks(field.snapshot(), memo=memo)
     assert after == _fresh(field)[0]
     assert "tag-promoted" not in [f.rule for f in after if f.path == "notes/pilot.md"]
+
+
+def test_lookup_tables_kept_page_by_page_equal_tables_made_at_once():
+    """One way to make the lookup tables: updating empty ones with every page gives what updating
+    them change after change gives, whatever the order (a page renamed, removed, added back)."""
+    import random
+
+    from memtui.field.lookup import LookupTables
+    from memtui.field.page import info_from_bytes
+
+    def info(path: str, title: str, ident: str, aliases: str = "") -> object:
+        text = f"---\nid: {ident}\ntitle: {title}\n" + (f"aliases: [{aliases}]\n" if aliases else "") + "---\nbody\n"
+        data = text.encode()
+        return info_from_bytes(path, data, len(data), 0)
+
+    # One page gives up a name and another takes it in the same update.
+    pages = {"a.md": info("a.md", "One", "x"), "b.md": info("b.md", "Two", "y")}
+    kept = LookupTables.of(pages)
+    pages = {"a.md": info("a.md", "Uno", "x"), "b.md": info("b.md", "One", "y")}
+    kept.update(pages, ["a.md", "b.md"], ())
+    assert kept.tables == LookupTables.of(pages).tables
+
+    rng = random.Random(3)
+    names = ["Alpha", "Beta", "Gamma", "alpha", "Δelta"]
+    kept = LookupTables()
+    pages = {}
+    for step in range(120):
+        changed: set[str] = set()
+        removed: set[str] = set()
+        for _ in range(rng.randrange(1, 5)):  # a batch: one page loses a name another takes
+            path = f"{rng.choice(['a', 'b', 'a/c'])}/{rng.choice(names).lower()}{rng.randrange(4)}.md"
+            if path in pages and rng.random() < 0.4:
+                del pages[path]
+                removed.add(path)
+                changed.discard(path)
+            else:
+                pages[path] = info(path, rng.choice(names), f"id-{rng.randrange(6)}", rng.choice(["", "Beta", "Zeta"]))
+                changed.add(path)
+                removed.discard(path)
+        kept.update(pages, changed, removed)
+        if step % 10 == 0:
+            assert kept.tables == LookupTables.of(pages).tables
+    assert kept.tables == LookupTables.of(pages).tables

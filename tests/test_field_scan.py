@@ -569,14 +569,14 @@ def test_a_reference_never_resolves_to_a_page_outside_its_keys(sample_field: Pat
     import random
 
     from memtui.dialects.open import open_field as open_dialects
-    from memtui.field.field import table_entries
+    from memtui.field.lookup import table_entries
 
     field = open_dialects(sample_field)
     rng = random.Random(15)
     targets = {target for info in field.pages.values() for target, _ in info.links}
     for path, info in field.pages.items():
         stem = path.rsplit("/", 1)[-1]
-        title = info._str("title") or ""
+        title = info.text_of("title") or ""
         targets.update(
             {
                 path,
@@ -608,7 +608,7 @@ def test_a_reference_never_resolves_to_a_page_outside_its_keys(sample_field: Pat
             if hit is None:
                 continue
             resolved += 1
-            held = table_entries(hit.path, hit) | {("self", hit.path)}
+            held = set(table_entries(hit.path, hit)) | {("self", hit.path)}
             assert not field.reference_keys(target, near=near).isdisjoint(held), (target, near, hit.path)
     assert resolved > 1000
 

@@ -10,7 +10,8 @@ import unicodedata
 import pytest
 
 from memtui.field import page_cache
-from memtui.field.field import Field, lookup_key
+from memtui.field.field import Field
+from memtui.field.lookup import lookup_key
 from memtui.field.page import read_page
 from memtui.field.shared_parts import LIST_FIELDS, SHORT, PartPool
 from memtui.store.locations import default_cache_dir

@@ -41,8 +41,6 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from memtui.field.claims import KeptClaims
-from memtui.field.field import PAGE_TABLES, file_tables, table_entries, table_value
-from memtui.field.field import lookup_key as _folded
 from memtui.field.history import (
     CURRENT,
     History,
@@ -50,6 +48,8 @@ from memtui.field.history import (
     own_status,
     subject_group,
 )
+from memtui.field.lookup import LookupTables, file_tables
+from memtui.field.lookup import lookup_key as _folded
 from memtui.field.page import clean_ref, is_index_page
 
 if TYPE_CHECKING:
@@ -127,10 +127,8 @@ class CheckMemo:
         self.claims = KeptClaims()  # path -> (inputs, claims in context): claims.keep_claims keeps it
         self.claim_findings: dict = {}  # path -> (claims in context, the findings made of them)
         self._context: tuple | None = None
-        # The field's lookup tables, kept up to date entry by entry (see install_tables).
-        self._entries: dict[str, frozenset[tuple[str, str]]] = {}
-        self._holders: dict[tuple[str, str], set[str]] = {}
-        self._tables: dict[str, dict] = {}
+        # The field's lookup tables, kept up to date page by page (see install_tables).
+        self._lookup = LookupTables()
         self._installed: dict[str, dict] | None = None
         # What install_tables found since the last update: pages changed or added, pages
         # removed, and the folded names whose table entries changed.
@@ -167,9 +165,7 @@ class CheckMemo:
 
     def _reset(self) -> None:
         self._infos.clear()
-        self._entries.clear()
-        self._holders.clear()
-        self._tables = {}
+        self._lookup = LookupTables()
         self._installed = None
         self._changed.clear()
         self._removed.clear()
@@ -210,51 +206,27 @@ class CheckMemo:
         recomputed from the pages holding it. Each field gets dicts of its own (a snapshot
         handed to the screens is never changed afterwards)."""
         self._check_context(field)
-        if field._lookup is not None and field._lookup is self._installed:
+        if self._installed is not None and field.has_lookup(self._installed):
             field.keep_trusts(self.trusts)
             return
         pages = field.pages
         infos = self._infos
-        touched: set[tuple[str, str]] = set()
         changed = [path for path, info in pages.items() if infos.get(path) is not info]
         removed = list(infos.keys() - pages.keys())
         today = self._context[3].isoformat()
         for path in changed + removed:
             self._regroup(path, pages.get(path), today)
-            old = self._entries.get(path, frozenset())
             if path in pages:
-                new = frozenset(table_entries(path, pages[path]))
-                self._entries[path] = new
                 infos[path] = pages[path]
             else:
-                new = frozenset()
-                self._entries.pop(path, None)
                 del infos[path]
-            for entry in old - new:
-                self._holders[entry].discard(path)
-                touched.add(entry)
-            for entry in new - old:
-                self._holders.setdefault(entry, set()).add(path)
-                touched.add(entry)
-        # A new dict for each table with an entry that changed; the others are shared.
-        tables = {name: self._tables.get(name, {}) for name in PAGE_TABLES}
-        for name in {table for table, _ in touched}:
-            tables[name] = dict(tables[name])
-        for entry in touched:
-            table, key = entry
-            holders = self._holders.get(entry)
-            if holders:
-                tables[table][key] = table_value(table, sorted(holders))
-            else:
-                self._holders.pop(entry, None)
-                tables[table].pop(key, None)
+        for _, key in self._lookup.update(pages, changed, removed):
             self._touched_names.update(_name_forms(key))  # ids are folded in their id_folded entry
         self._changed.difference_update(removed)
         self._changed.update(changed)
         self._removed.difference_update(changed)  # removed, then written again before the update
         self._removed.update(removed)
-        self._tables = tables
-        installed = dict(tables)
+        installed = dict(self._lookup.tables)
         installed.update(file_tables(field.files))
         field.adopt_lookup(installed)
         field.keep_trusts(self.trusts)

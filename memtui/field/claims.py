@@ -343,44 +343,25 @@ def _sources_of(claim: LineClaim, citation_sources: list[str]) -> list[str]:
 def field_claims(field, *, git: bool = True) -> list[Claim]:
     """Every claim of the field, with its page's status and trust, and its promotion (if any).
 
-    Computed once per field generation (checks, the page view and the claims screen
-    share it); callers must not change the claims returned. A field analysed with a
-    ``CheckMemo`` (``keep_claims``) holds its claims page by page: the list is made from
-    them when first asked.
+    Computed when asked: a caller that needs them again keeps the list (the app's analysis
+    keeps each page's claims in context, ``keep_claims``, and its ``Analysis`` answers the
+    screens from them). Callers must not change the claims returned.
     """
-    key = _claims_key(field, git)
-    memo = getattr(field, "_claims_memo", None)
-    if memo is not None and memo[0] == key:
-        return memo[1]
-    parts = getattr(field, "_claims_parts", None)
-    if parts is not None and parts[0] == key:
-        held = parts[1]
-        out = [claim for path in field.pages for claim in (held.get(path, _NO_ENTRY)[1] or ())]
-    else:
-        with no_cycle_collection():
-            out = _field_claims(field, git=git)
-    try:
-        field._claims_memo = (key, out)
-    except AttributeError:
-        pass
-    return out
+    with no_cycle_collection():
+        return _field_claims(field, git=git)
+
+
+def claims_in_page_order(pages: Iterable[str], per_page: KeptClaims) -> list[Claim]:
+    """The claims ``keep_claims`` put in context, in the order of ``pages``."""
+    return [claim for path in pages for claim in (per_page.get(path, _NO_ENTRY)[1] or ())]
 
 
 _NO_ENTRY = ((), None)
 
 
 def page_claims_in_context(field, path: str, *, git: bool = True) -> list[Claim]:
-    """One page's claims in context: from what ``keep_claims`` held for the field when it ran,
-    else from ``field_claims``."""
-    parts = getattr(field, "_claims_parts", None)
-    if parts is not None and parts[0] == _claims_key(field, git):
-        return list(parts[1].get(path, _NO_ENTRY)[1] or ())
+    """One page's claims in the field's context."""
     return [claim for claim in field_claims(field, git=git) if claim.path == path]
-
-
-def _claims_key(field, git: bool) -> tuple:
-    approvals = getattr(field, "approvals", None)
-    return (getattr(field, "generation", None), len(field.pages), git, id(approvals), len(approvals or ()))
 
 
 class KeptClaims(dict):
@@ -399,8 +380,7 @@ def keep_claims(
     a page is put in context again when its version, a page it replaced, its previous git
     revision, its status or its trust changed. ``moved`` (``CheckMemo.moved``, of update
     ``serial``) says which pages those can be when ``per_page`` followed the update before;
-    else every page is compared. The field then answers ``field_claims``
-    from ``per_page`` as it is now. Returns the pages whose claims were put in context again or
+    else every page is compared (``claims_in_page_order`` lists them). Returns the pages whose claims were put in context again or
     went (None: any may have)."""
     cache_dir = getattr(field, "cache_dir", None)
     CACHE.load(cache_dir)
@@ -410,8 +390,6 @@ def keep_claims(
         per_page.serial = serial
         redone = _kept_claims(field, git, per_page, moved)
     _save_when_due(cache_dir, field.pages, moved.versions if moved is not None else None)
-    with contextlib.suppress(AttributeError):
-        field._claims_parts = (_claims_key(field, git), dict(per_page))
     return redone
 
 

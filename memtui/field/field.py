@@ -13,7 +13,6 @@ import operator
 import os
 import re
 import time
-import unicodedata
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from os import (
@@ -28,6 +27,7 @@ from memtui.field import page_cache, trust
 from memtui.field.body import FENCE_RE as _FENCE_RE
 from memtui.field.body import mask_code_spans
 from memtui.field.history import History, slug  # noqa: F401 - slug is part of this module's API
+from memtui.field.lookup import LookupTables, file_tables, lookup_key
 from memtui.field.page import PageInfo, clean_ref, read_page
 from memtui.field.shared_parts import PartPool
 from memtui.store import locations
@@ -288,63 +288,6 @@ def sidecar_unchanged(read_with: list | None, side: tuple[int, int] | None) -> b
     return recorded == (tuple(side) if side is not None else None)
 
 
-def lookup_key(text: str) -> str:
-    """How names are compared in links: Unicode NFC, case-folded (NFD file names match NFC text).
-
-    A name that is already its own key is returned as it is, not as an equal copy: the lookup
-    tables key 100,000 paths, stems and ids, mostly lower-case already (24 MB of copies)."""
-    normal = unicodedata.normalize("NFC", text)
-    folded = normal.casefold()
-    return normal if folded == normal else folded
-
-
-PAGE_TABLES = ("id", "id_folded", "title", "stem", "path")
-
-
-def table_entries(path: str, info: PageInfo) -> set[tuple[str, str]]:
-    """The (table, key) entries of the field's lookup tables a page holds."""
-    key = lookup_key(path)
-    entries = {("path", key), ("path", key[:-3]), ("stem", lookup_key(info.stem))}
-    for ident in info.ids:
-        entries.add(("id", ident))
-        entries.add(("id_folded", lookup_key(ident)))
-    title = info._str("title")
-    names = [title] if title and title.strip() else []
-    names.extend(info.aliases)
-    for name in names:
-        entries.add(("title", lookup_key(name.strip())))
-    return entries
-
-
-def table_value(table: str, paths: list[str]):
-    """What a lookup table holds for a key, from the pages holding it (sorted): an id names the
-    first page, a path the last one written in sorted order, a title or a stem every page."""
-    if table == "path":
-        return paths[-1]
-    if table in ("id", "id_folded"):
-        return paths[0]
-    return tuple(paths)
-
-
-def _as_tuples(table: dict[str, list[str]]) -> dict[str, tuple[str, ...]]:
-    """Each bucket of ``table`` as a tuple, in place: one page's name held as a one-item list
-    was 88 bytes, a tuple 48 (200,000 titles and stems at 100,000 pages)."""
-    for key, paths in table.items():
-        table[key] = tuple(paths)
-    return table  # type: ignore[return-value]
-
-
-def file_tables(files: Iterable[str]) -> dict[str, dict]:
-    """The lookups of the field's other files (embeds): by folded path and by name."""
-    by_file: dict[str, str] = {}
-    by_file_name: dict[str, list[str]] = {}
-    for rel in sorted(files):
-        key = lookup_key(rel)
-        by_file[key] = rel
-        by_file_name.setdefault(key.rsplit("/", 1)[-1], []).append(rel)
-    return {"file": by_file, "file_name": _as_tuples(by_file_name)}
-
-
 @dataclass(frozen=True, slots=True)
 class PageRead:
     """A page as ``Field.read_page`` read it (None: no page there now), to install later."""
@@ -386,8 +329,6 @@ class Field:
         self.generation = 0
         self._lookup: dict[str, dict] | None = None
         self._history = None
-        self._claims_memo = None  # field_claims of this generation (memtui.field.claims)
-        self._claims_parts = None  # each page's claims in context, when a CheckMemo kept them (claims.keep_claims)
         self._backlinks: dict[str, list[tuple[str, int]]] | None = None
         self._trusts: dict[str, tuple] | None = None
         # When a page was last read from disk, kept only where it was modified within
@@ -643,16 +584,12 @@ class Field:
         self._lookup = None
         self._history = None
         self._backlinks = None
-        self._claims_memo = None
-        self._claims_parts = None  # each page's claims in context, when a CheckMemo kept them (claims.keep_claims)
 
     def _invalidate(self) -> None:
         self.generation += 1
         self._lookup = None
         self._history = None
         self._backlinks = None
-        self._claims_memo = None
-        self._claims_parts = None  # each page's claims in context, when a CheckMemo kept them (claims.keep_claims)
 
     # ------------------------------------------------------------------ lookups
     def __len__(self) -> int:
@@ -677,44 +614,19 @@ class Field:
         return self.pages.get(path)
 
     def _tables(self) -> dict[str, dict]:
-        """Lookup tables, keys compared with ``lookup_key`` (NFC, case-folded).
+        """Lookup tables, keys compared with ``lookup_key`` (NFC, case-folded), made from every
+        page (``LookupTables.of``) unless an analysis installed its own (``adopt_lookup``).
 
-        Names that several pages share (a title, a file stem) keep every page,
-        so the one closest to the linking page can win.
+        Names that several pages share (a title, a file stem) keep every page, so the one
+        closest to the linking page can win.
         """
         if self._lookup is None:
-            # Built directly (a fifth of the time table_entries per page would take); CheckMemo
-            # keeps the same tables entry by entry, and tests/test_check_memo.py checks both agree.
-            by_id: dict[str, str] = {}
-            by_id_folded: dict[str, str] = {}
-            by_title: dict[str, list[str]] = {}  # made tuples when complete
-            by_stem: dict[str, list[str]] = {}
-            by_path: dict[str, str] = {}
-            for path in sorted(self.pages):  # sorted: the first of equal names wins, whatever the load order
-                info = self.pages[path]
-                key = lookup_key(path)
-                by_path[key] = path
-                by_path[key[:-3]] = path
-                for ident in info.ids:
-                    by_id.setdefault(ident, path)
-                    by_id_folded.setdefault(lookup_key(ident), path)
-                title = info._str("title")
-                names = [title] if title and title.strip() else []
-                names.extend(info.aliases)
-                for name in names:
-                    bucket = by_title.setdefault(lookup_key(name.strip()), [])
-                    if path not in bucket:
-                        bucket.append(path)
-                by_stem.setdefault(lookup_key(info.stem), []).append(path)
-            self._lookup = {
-                "id": by_id,
-                "id_folded": by_id_folded,
-                "title": _as_tuples(by_title),
-                "stem": _as_tuples(by_stem),
-                "path": by_path,
-                **file_tables(self.files),
-            }
+            self._lookup = {**LookupTables.of(self.pages).tables, **file_tables(self.files)}
         return self._lookup
+
+    def has_lookup(self, tables: dict[str, dict]) -> bool:
+        """Are ``tables`` (exactly these) this field's lookup tables?"""
+        return self._lookup is not None and self._lookup is tables
 
     def adopt_lookup(self, tables: dict[str, dict]) -> None:
         """Take lookup tables kept up to date elsewhere for exactly these pages (``CheckMemo``)."""

@@ -321,7 +321,7 @@ class History:
             return f"superseded by {names}" + (f" on {when}" if when else "")
         declared = info.declared_status
         if declared is not None:
-            return f"marked {declared} ({info._status_text()})"
+            return f"marked {declared} ({info.status_text()})"
         valid_to = _date(info.valid_to)
         if valid_to and valid_to <= self.today:
             return f"expired {valid_to}"

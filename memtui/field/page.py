@@ -206,7 +206,8 @@ class PageInfo:
         norm = self.norm
         return norm[key] if key in norm else self.meta.get(key)
 
-    def _str(self, key: str) -> str | None:
+    def text_of(self, key: str) -> str | None:
+        """The page's ``key`` as text (the dialect's reading first, then the frontmatter)."""
         value = self._value(key)
         if value is None:
             return None
@@ -222,11 +223,11 @@ class PageInfo:
 
     @property
     def id(self) -> str | None:
-        return self._str("id")
+        return self.text_of("id")
 
     @property
     def uuid(self) -> str | None:
-        return self._str("uuid")
+        return self.text_of("uuid")
 
     @property
     def ids(self) -> list[str]:
@@ -242,43 +243,43 @@ class PageInfo:
 
     @property
     def title(self) -> str:
-        return self._str("title") or self.heading_title or self.stem
+        return self.text_of("title") or self.heading_title or self.stem
 
     @property
     def summary(self) -> str | None:
-        return self._str("summary") or (self._str("description") if "description" in self.norm else None)
+        return self.text_of("summary") or (self.text_of("description") if "description" in self.norm else None)
 
     @property
     def description(self) -> str | None:
-        return self._str("description") or self._str("summary")
+        return self.text_of("description") or self.text_of("summary")
 
     @property
     def kind(self) -> str | None:
-        return self._str("kind")
+        return self.text_of("kind")
 
     @property
     def subject(self) -> str | None:
-        return self._str("subject")
+        return self.text_of("subject")
 
     @property
     def origin(self) -> str | None:
-        return self._str("origin")
+        return self.text_of("origin")
 
     @property
     def valid_from(self) -> str | None:
-        return self._str("valid_from")
+        return self.text_of("valid_from")
 
     @property
     def valid_to(self) -> str | None:
-        return self._str("valid_to")
+        return self.text_of("valid_to")
 
     @property
     def created(self) -> str | None:
-        return self._str("created")
+        return self.text_of("created")
 
     @property
     def updated(self) -> str | None:
-        return self._str("updated") or self._str("created")
+        return self.text_of("updated") or self.text_of("created")
 
     @property
     def sources(self) -> list[str]:
@@ -298,10 +299,10 @@ class PageInfo:
         named = [clean_ref(v) for v in _as_list(self._value("superseded_by"))]
         if named:
             return named
-        said = self._status_text()  # "status: superseded by [[New page]]"
+        said = self.status_text()  # "status: superseded by [[New page]]"
         return [m.group(1).strip() for m in _STATUS_LINK_RE.finditer(said)] if self.declared_status else []
 
-    def _status_text(self) -> str:
+    def status_text(self) -> str:
         for key in STATUS_KEYS:
             value = self._value(key)
             if isinstance(value, str) and value.strip():
@@ -315,7 +316,7 @@ class PageInfo:
         The first word counts ("superseded by [[B]]", "Deprecated (2026-05)"), under
         ``status`` or the other names real vaults use for it.
         """
-        word = _FIRST_WORD_RE.match(self._status_text())
+        word = _FIRST_WORD_RE.match(self.status_text())
         return DECLARED_STATUS.get(word.group(1).lower()) if word else None
 
     @property

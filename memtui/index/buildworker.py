@@ -102,7 +102,7 @@ def serve(inbox: BinaryIO, outbox: BinaryIO) -> None:
         doc = PageDoc.from_text_parts(record, marshal.loads(spool.read(size)))
         writer = writer or FastSegmentWriter(ix, _lk=False, codec=codec())
         writer.add_document(**doc.document())
-        record._info = None  # the light summary document() made: not needed again here
+        record.forget_page_info()  # the light summary document() made: not needed again here
         held += size
         if held >= segment_bytes:
             segments.append(finish_segment(writer))

@@ -30,9 +30,9 @@ from memtui.field.field import (
     is_page_path,
     scan,
     side_matches,
-    table_entries,
 )
 from memtui.field.history import CURRENT, History
+from memtui.field.lookup import table_entries
 from memtui.field.page import PageInfo
 from memtui.index.analysis import codec
 from memtui.index.engine.fastwrite import FastSegmentWriter
@@ -94,8 +94,7 @@ class IndexGeneration:
     def records(self, records: dict[str, PageRecord] | RecordTable) -> None:
         """A table of this generation's records (a copy of another generation's reads from this one)."""
         if isinstance(records, RecordTable):
-            table = records.copy()
-            table._loader = self._load_records
+            table = records.with_loader(self._load_records)
         else:
             table = RecordTable(records, loader=self._load_records)
         self._records = table

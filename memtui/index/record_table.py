@@ -52,6 +52,12 @@ Loader = Callable[[Iterable[str] | None], dict[str, PageRecord]]
 class RecordTable(MutableMapping):
     """``path -> PageRecord`` of a generation; see the module docstring."""
 
+    def with_loader(self, loader: Loader) -> RecordTable:
+        """A copy of this table that reads the records it lacks with ``loader``."""
+        table = self.copy()
+        table._loader = loader
+        return table
+
     def __init__(
         self,
         full: dict[str, PageRecord] | None = None,

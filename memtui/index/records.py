@@ -187,6 +187,10 @@ class PageRecord:
             )
         return self._info
 
+    def forget_page_info(self) -> None:
+        """Drop the light summary ``page_info`` made (it is made again when asked for)."""
+        self._info = None
+
     def status_key(self) -> tuple:
         """Everything about this page that can change any page's status."""
         return (

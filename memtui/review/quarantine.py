@@ -151,7 +151,7 @@ def _move_to(meta: dict[str, Any]) -> str | None:
     return value.strip() if isinstance(value, str) and value.strip() else None
 
 
-def _sort_key(item: QueueItem) -> tuple[str, str]:
+def queue_order(item: QueueItem) -> tuple[str, str]:
     return (item.created or "9999", item.path)
 
 
@@ -170,9 +170,9 @@ def quarantine_queue(field: Field) -> QuarantineQueue:
             groups.setdefault(item.source, []).append(item)
         else:
             unreviewed.append(item)
-    ordered = [QueueGroup(source, sorted(items, key=_sort_key)) for source, items in groups.items()]
+    ordered = [QueueGroup(source, sorted(items, key=queue_order)) for source, items in groups.items()]
     ordered.sort(key=lambda g: (g.oldest or "9999", g.source))
-    unreviewed.sort(key=_sort_key)
+    unreviewed.sort(key=queue_order)
     return QuarantineQueue(ordered, unreviewed)
 
 

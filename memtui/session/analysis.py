@@ -18,6 +18,7 @@ from memtui.dialects.report import field_report
 from memtui.field import trust as trust_mod
 from memtui.field.check_memo import CheckMemo
 from memtui.field.checks import ERROR, INFO, WARNING, Finding, field_findings
+from memtui.field.claims import Claim, claims_in_page_order
 from memtui.field.field import Field
 from memtui.field.history import STALE, SUPERSEDED
 from memtui.render.glyphs import PENDING
@@ -43,6 +44,11 @@ class Analysis:
     report: Any = None  # what memtui did with the field: dialects, what it left out, memtui.toml
     by_rule: dict[str, int] = field(default_factory=dict)  # findings per rule
     day_counts: dict[str, int] = field(default_factory=dict)  # pages written per day (per_day before it is filled in)
+    claim_parts: dict[str, Any] = field(default_factory=dict)  # each page's claims in context (claims.keep_claims)
+
+    def claims(self) -> list[Claim]:
+        """Every claim of the field analysed, in page order (made from ``claim_parts`` when asked)."""
+        return claims_in_page_order(self.field.pages, self.claim_parts)
 
     @property
     def findings(self) -> list[Finding]:
@@ -184,6 +190,7 @@ def analyse(
         report=report,
         by_rule=found.by_rule,
         day_counts=dict(per_day),
+        claim_parts=dict(memo.claims),
     )
 
 

@@ -21,6 +21,8 @@ from rich.style import Style
 from textual.filter import NO_DIM, ANSIToTruecolor
 from textual.theme import Theme
 
+from memtui.tui.compat import replace_truecolor_filter, terminal_theme
+
 MINIMUM = 4.5
 TARGET = 4.6  # a little above the minimum, so rounding to whole RGB values never drops below it
 DIM_STEPS = (0.66, 0.7, 0.75, 0.8, 0.85, 0.9, 0.95, 1.0)  # 0.66 is Textual's own dim factor
@@ -99,6 +101,4 @@ class ReadableTruecolor(ANSIToTruecolor):
 
 def use_readable_dim(app) -> None:
     """Swap the app's true-colour filter for ``ReadableTruecolor`` (call in ``App.__init__``)."""
-    for index, line_filter in enumerate(app._filters):
-        if type(line_filter) is ANSIToTruecolor:
-            app._filters[index] = ReadableTruecolor(line_filter._terminal_theme, enabled=line_filter.enabled)
+    replace_truecolor_filter(app, lambda old: ReadableTruecolor(terminal_theme(old), enabled=old.enabled))

@@ -77,10 +77,6 @@ def _count(counts: dict[str, int], rows, step: int) -> None:
                 counts[state] += step
 
 
-def visible_rows(rows: dict[str, PageRow], filter_name: str, query: str) -> list[PageRow]:
-    return [row for row in rows.values() if _listed(row, filter_name, query)]
-
-
 def _listed(row: PageRow, filter_name: str, query: str) -> bool:
     return row.matches(filter_name) and (not query or matches(query, row.title, row.path, row.subject))
 

@@ -9,15 +9,14 @@ from textual.app import App
 
 from memtui.errors import MemtuiError
 from memtui.tui import safe
+from memtui.tui.compat import screen_stacks
 
 
 def editors(app: App[Any]) -> list[Any]:
     """Every editor open in any mode, the active one first."""
     from memtui.tui.screens.editor import EditorScreen
 
-    found: list[Any] = []
-    for mode in list(app._screen_stacks):  # every mode's stack (Textual keeps them per mode)
-        found.extend(screen for screen in app._screen_stacks[mode] if isinstance(screen, EditorScreen))
+    found: list[Any] = [screen for screen in screen_stacks(app) if isinstance(screen, EditorScreen)]
     found.sort(key=lambda screen: screen is not app.screen)
     return found
 

@@ -28,9 +28,6 @@ from memtui.tui.page_list import (
     SORTS,
     ListState,
     fill_list,
-    filter_counts,
-    sort_key,
-    visible_rows,
 )
 from memtui.tui.widgets.count_tab import CountTab
 from memtui.tui.widgets.footer import MemtuiFooter
@@ -210,11 +207,7 @@ class BrowseScreen(FilterInPlace, SessionScreen):
         message.display = False
         self.query_one("#views").display = True
         self.rows = session.rows
-        self._update_tabs()
         self._fill()
-
-    def _update_tabs(self) -> None:
-        self._set_tab_labels(filter_counts(self.rows))
 
     def _set_tab_labels(self, counts: dict[str, int]) -> None:
         tabs = self.query_one(Tabs)
@@ -222,15 +215,27 @@ class BrowseScreen(FilterInPlace, SessionScreen):
             tabs.query_one(f"#filter-{name}", CountTab).relabel(self._tab_label(name, counts[name]))
 
     def _visible_rows(self) -> list[PageRow]:
-        return visible_rows(self.rows, self.filter, self.text_filter)
+        """The rows listed now, in the order shown."""
+        return self._list_state.visible if self._list_state is not None else []
 
     def _fill(self, visible: list[PageRow] | None = None, prepared: PreparedRows | None = None) -> None:
-        """Fill the list: from ``self.rows`` now, or with rows a worker prepared."""
+        """Fill the list: with rows a worker prepared, or made here from ``self.rows`` (a filter
+        typed, a sort chosen): the one way a list is made, ``page_list.fill_list``."""
         table = self.query_one(PageTable)
-        if visible is None:
+        if visible is None or prepared is None:
             self._fill_token += 1  # a refill being prepared from older settings is dropped
-            visible = self._visible_rows()
-            visible.sort(key=sort_key(self.sort), reverse=self.reverse)
+            state = fill_list(
+                self.rows,
+                self.filter,
+                self.text_filter,
+                self.sort,
+                self.reverse,
+                table.fitted_columns(),
+                self._list_state,
+            )
+            self._list_state = state
+            self._set_tab_labels(state.counts)
+            visible, prepared = state.visible, state.prepared
         table.sort_column = self.sort
         table.sort_reverse = self.reverse
         table.empty_message = (
@@ -242,10 +247,7 @@ class BrowseScreen(FilterInPlace, SessionScreen):
             if self.session.field is not None
             else "loading pages…"
         )
-        if prepared is not None:
-            table.set_prepared(prepared)
-        else:
-            table.set_rows([(row.path, row.cells) for row in visible])
+        table.set_prepared(prepared)
         tree = self.query_one(PageTree)
         if self.query_one(ContentSwitcher).current == "page-tree":
             self._fill_tree(visible)

@@ -26,7 +26,7 @@ from textual.content import Content
 from textual.widgets import Header, Static, Tab, Tabs
 
 from memtui.field.body import SOURCE_TAGS
-from memtui.field.claims import Claim, field_claims
+from memtui.field.claims import Claim
 from memtui.field.page import line_anchor
 from memtui.session.events import AnalysisReady
 from memtui.session.latest_only import LatestOnly
@@ -203,7 +203,7 @@ class ClaimsScreen(FilterInPlace, SessionScreen):
     @work(thread=True, exclusive=True, group="claims", description="_compute")
     def _compute(self, analysis) -> None:
         with self._claim_reads.reporting(self.app):
-            claims = field_claims(analysis.field)
+            claims = analysis.claims()
             self.app.call_from_thread(self._take, analysis, claims)
 
     def _take(self, analysis, claims: list[Claim]) -> None:

@@ -30,11 +30,9 @@ from textual import work
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical, VerticalScroll
-from textual.document._document import Document
-from textual.document._wrapped_document import WrappedDocument
 from textual.screen import ModalScreen
 from textual.widgets import Button, Header, Input, Static, TextArea
-from textual.widgets.text_area import Selection
+from textual.widgets.text_area import Document, Selection, WrappedDocument
 
 from memtui.errors import MemtuiError
 from memtui.field import frontmatter

@@ -17,7 +17,7 @@ from textual.containers import Horizontal, VerticalScroll
 from textual.widgets import Header, OptionList, Static
 from textual.widgets.option_list import Option
 
-from memtui.field.checks import SEVERITY_ORDER, check_page, check_page_local
+from memtui.field.checks import SEVERITY_ORDER, check_page_local
 from memtui.field.history import CURRENT
 from memtui.field.page import (
     MAX_PARSE_BYTES,
@@ -435,17 +435,16 @@ class PageScreen(SessionScreen):
         return table
 
     def _findings(self):
+        """The analysis's findings of this page (one path: the session's analysis); while the page
+        itself changed since, its own rules now, the rest when the next analysis is ready."""
         analysis = self.session.analysis
         field = self.session.field
-        if field is None:
+        info = field.pages.get(self.path) if field is not None else None
+        if info is None:
             return []
-        if analysis is not None and analysis.generation == field.generation:
+        if analysis is not None and analysis.field.pages.get(self.path) is info:
             return analysis.by_path.get(self.path, [])
-        if self.session.model_field() is not field:
-            # A big field changed and is being analysed again: this page's own rules now.
-            info = field.pages.get(self.path)
-            return check_page_local(info) if info is not None else []
-        return check_page(field, self.path)
+        return check_page_local(info)
 
     def _render_findings(self, colours) -> None:
         found = self._findings()

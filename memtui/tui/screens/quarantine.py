@@ -224,7 +224,7 @@ class QuarantineScreen(FilterInPlace, SessionScreen):
         """The group's items in queue order, decided ones in the place they had."""
         items: list[tuple[quarantine_mod.QueueItem, str | None]] = [(item, None) for item in pending]
         items += [(d.item, d.verb) for d in self._decided.values() if d.source == source]
-        items.sort(key=lambda pair: quarantine_mod._sort_key(pair[0]))
+        items.sort(key=lambda pair: quarantine_mod.queue_order(pair[0]))
         return [pair for pair in items if matches(self.text_filter, pair[0].title, pair[0].path, source)]
 
     def _rebuild(self, *, highlight: str | None = None) -> None:

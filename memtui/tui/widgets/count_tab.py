@@ -12,6 +12,8 @@ from rich.cells import cell_len
 from textual.content import Content
 from textual.widgets import Static, Tab
 
+from memtui.tui.compat import set_label_quietly
+
 
 class CountTab(Tab):
     def relabel(self, label: Content) -> None:
@@ -20,5 +22,5 @@ class CountTab(Tab):
         if cell_len(label.plain) != cell_len(self.label_text):
             self.label = label  # a new width: the bar is laid out again (and its underline moved)
             return
-        self._label = label  # what ``Tab.label`` reads; its setter would ask for the layout
+        set_label_quietly(self, label)  # what ``Tab.label`` reads; its setter would ask for the layout
         Static.update(self, label, layout=False)

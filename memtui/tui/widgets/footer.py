@@ -5,7 +5,8 @@ from __future__ import annotations
 from textual.app import ComposeResult
 from textual.containers import Horizontal
 from textual.widgets import Footer
-from textual.widgets._footer import FooterKey
+
+from memtui.tui.compat import FooterKey
 
 PINNED_ACTIONS = {"help", "app.help"}
 

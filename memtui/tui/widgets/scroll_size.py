@@ -12,6 +12,8 @@ from textual.geometry import Size
 from textual.scroll_view import ScrollView
 from textual.widget import Widget
 
+from memtui.tui.compat import scroll_to_size
+
 
 def set_virtual_size(view: ScrollView, size: Size) -> None:
     if size == view.virtual_size:
@@ -19,7 +21,7 @@ def set_virtual_size(view: ScrollView, size: Size) -> None:
     room = view.scrollable_content_region.height
     if size.width == view.virtual_size.width and min(size.height, view.virtual_size.height) > room:
         view.set_reactive(Widget.virtual_size, size)
-        view._scroll_update(size)
+        scroll_to_size(view, size)
         view.refresh()
     else:
         view.virtual_size = size
