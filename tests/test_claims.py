@@ -232,7 +232,7 @@ def test_claims_are_cached_by_content_hash_in_the_cache_folder(tmp_path):
     first = [c.to_json() for c in field_claims(field)]
     cache = field.cache_dir / claims_mod.CACHE_FILE
     header = json.loads(cache.read_bytes().split(b"\n")[0])
-    assert header["schema"] == claims_mod.CACHE_SCHEMA and header["python"] == signed_chunks.PYTHON
+    assert header["schema"] == claims_mod.cache_schema() and header["python"] == signed_chunks.PYTHON
     fresh = claims_mod.ClaimCache()
     fresh.load(field.cache_dir)
     info = field.pages["notes/a.md"]
@@ -261,12 +261,12 @@ def test_a_damaged_claims_cache_is_read_again_from_the_pages(tmp_path, monkeypat
     sha = field.pages["notes/a.md"].sha256
     cache = field.cache_dir / claims_mod.CACHE_FILE
     if bad == "unsigned":
-        head = signed_chunks.header_line({"schema": claims_mod.CACHE_SCHEMA})
+        head = signed_chunks.header_line({"schema": claims_mod.cache_schema()})
         blob = marshal.dumps([(sha, [(1, "Deploy on Fridays", "stated", False, "deploy on fridays", (), ())])])
         cache.write_bytes(head + len(blob).to_bytes(4, "little") + bytes(32) + blob)
     else:
         chunks = json.loads(json.dumps(bad).replace("%s", sha))  # tuples become lists: the shape is still wrong
-        signed_chunks.write(cache, {"schema": claims_mod.CACHE_SCHEMA}, chunks)
+        signed_chunks.write(cache, {"schema": claims_mod.cache_schema()}, chunks)
     fresh = claims_mod.ClaimCache()
     fresh.load(field.cache_dir)
     assert fresh.get(sha) is None
@@ -330,7 +330,7 @@ def test_the_streamed_pass_puts_every_page_in_context_as_the_kept_list_does(tmp_
         cache.write_bytes(bytes(data))
     elif cache_state == "unsigned":
         head, _, body = cache.read_bytes().partition(b"\n")
-        cache.write_bytes(signed_chunks.header_line({"schema": claims_mod.CACHE_SCHEMA}) + body)
+        cache.write_bytes(signed_chunks.header_line({"schema": claims_mod.cache_schema()}) + body)
     monkeypatch.setattr(claims_mod, "CACHE", claims_mod.ClaimCache())  # as in a new process
     before = cache.read_bytes() if cache.exists() else None
     assert _in_context_streamed(field) == expected

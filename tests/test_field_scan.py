@@ -237,7 +237,7 @@ def test_a_damaged_cache_is_ignored_and_rewritten(tmp_path, content):
     assert page_cache.read_infos(cache.parent) == {}
     field = Field.load(root)
     assert field.pages["a.md"].title == "A"
-    assert json.loads(cache.read_bytes().split(b"\n")[0])["schema"] == page_cache.CACHE_SCHEMA
+    assert json.loads(cache.read_bytes().split(b"\n")[0])["schema"] == page_cache.cache_schema()
     assert set(page_cache.read_infos(cache.parent)) == {"a.md"}
 
 

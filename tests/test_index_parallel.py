@@ -68,7 +68,7 @@ def test_helpers_that_write_a_segment_every_few_pages_build_the_same_index(
 def test_a_failing_helper_falls_back_to_one_process(sample_field: Path, tmp_path: Path, monkeypatch) -> None:
     if parallel_mod.worker_count() < 2:
         pytest.skip("one CPU: the build never runs in two processes")
-    monkeypatch.setattr(parallel_mod._Worker, "MODULE", "memtui.index.no_such_helper")
+    monkeypatch.setattr(parallel_mod.HelperProcess, "MODULE", "memtui.index.no_such_helper")
     svc, report = _build(sample_field, tmp_path / "idx", monkeypatch, parallel=True)
     try:
         assert report.rebuilt and any("two-process build failed" in note for note in report.notes)

@@ -20,10 +20,10 @@ from memtui.field import page as page_mod
 from memtui.field.checks import Finding
 from memtui.field.field import Scope
 from memtui.field.page import PageInfo, decode
+from memtui.store.schema import schema_version
 
 INSTANCE_MEMO = 1_000_000  # paths whose dialect instance_for keeps (then it starts again)
 
-READER_VERSION = 1
 _PRIORITY = {dialect.name: number for number, dialect in enumerate(DIALECTS)}
 
 
@@ -46,7 +46,7 @@ class DialectReader:
         # What the reading depends on (not the evidence, which counts pages and changes with them).
         reading = [(a.name, a.root, a.params) for a in detection.applied], list(detection.scope.include)
         digest = hashlib.sha256(json.dumps(reading, sort_keys=True, separators=(",", ":")).encode()).hexdigest()
-        self.signature = f"dialects/{READER_VERSION}:{digest[:16]}"
+        self.signature = f"dialects/{schema_version(code=('memtui.dialects',))[:8]}:{digest[:16]}"
 
     # ------------------------------------------------------------------ the PageReader protocol
     def read(self, root: Path, path: str) -> PageInfo | None:

@@ -35,6 +35,7 @@ from memtui.field.page import PageInfo, decode
 from memtui.store import gitrepo, signed_chunks
 from memtui.store.files import sha256_bytes
 from memtui.store.gc_pause import no_cycle_collection
+from memtui.store.schema import schema_version
 
 STRENGTH = {"suggested": 0, "inferred": 1, "observed": 2, "stated": 3}
 TAGS = tuple(STRENGTH)
@@ -42,7 +43,6 @@ CURRENT_LINE = "current"
 STRUCK_LINE = "struck"
 CACHE_FILE = "claims.bin"  # signed marshal chunks (store.signed_chunks): 323 MB of JSON lines at 100,000 pages before
 OLD_CACHE_FILE = "claims.json"
-CACHE_SCHEMA = 2
 SAVE_CHUNK = 500  # page versions per chunk (one is decoded at a time: 2,000 were 22 MB at 100,000 pages)
 MAX_CLAIM_PAGE_BYTES = 2 * 1024 * 1024  # as the page parser's limit
 MEMORY_CACHE_LIMIT = 200_000  # page versions kept in memory (content hash -> claims)
@@ -55,6 +55,12 @@ _URL_RE = re.compile(r"https?://[^\s)>\]]+", re.IGNORECASE)
 _MD_PATH_RE = re.compile(r"(?<![\w/.-])(?:[\w.-]+/)+[\w.-]+\.md(?:#[\w-]+)?")
 _SPACE_RE = re.compile(r"\s+")
 _PUNCT_TAIL_RE = re.compile(r"[\s.;:,!]+$")
+
+
+def cache_schema() -> str:
+    """The claims cache's schema version (``store.schema``): what a page's claims are, and the
+    code that finds them."""
+    return schema_version(LineClaim, code=(__name__, "memtui.field.body"))
 
 
 class LineClaim(NamedTuple):
@@ -232,7 +238,7 @@ class ClaimCache:
         if cache_dir is None:
             return None, iter(())
         try:
-            chunks = signed_chunks.read(Path(cache_dir) / CACHE_FILE, {"schema": CACHE_SCHEMA})
+            chunks = signed_chunks.read(Path(cache_dir) / CACHE_FILE, {"schema": cache_schema()})
             held = next(chunks, None)
             if type(held) is not list or not all(type(sha) is str for sha in held):
                 return None, iter(())
@@ -278,7 +284,7 @@ def write_entries(cache_dir: Path, shas: Iterable[str], entries: Iterable[tuple[
             yield chunk
 
     try:
-        signed_chunks.write(Path(cache_dir) / CACHE_FILE, {"schema": CACHE_SCHEMA}, chunks())
+        signed_chunks.write(Path(cache_dir) / CACHE_FILE, {"schema": cache_schema()}, chunks())
     except (OSError, ValueError):
         return False
     try:

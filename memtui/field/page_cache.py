@@ -36,8 +36,10 @@ from memtui.field.page import PageInfo
 from memtui.field.shared_parts import PartPool
 from memtui.store import signed_chunks
 from memtui.store.gc_pause import no_cycle_collection
+from memtui.store.schema import schema_version
 
-CACHE_SCHEMA = 10  # 9: conflict-markers problems; 10: empty lists as (), equal parts shared
+# What the cache holds (PageInfo's fields) and the code that reads a page into one.
+READING_CODE = ("memtui.field.page", "memtui.field.body", "memtui.field.frontmatter", "memtui.field.shared_parts")
 CACHE_FILE = "pages.bin"
 OLD_FILES = ("pages.json",)  # earlier schemas' files, removed when this one is written
 CHUNK = 2000
@@ -90,7 +92,12 @@ def cache_path(cache_dir: Path) -> Path:
 
 def header(signature: str = "memtui") -> dict[str, Any]:
     """What the cache file's header must hold for a field read with ``signature``."""
-    return {"schema": CACHE_SCHEMA, "version": __version__, "reader": signature}
+    return {"schema": cache_schema(), "version": __version__, "reader": signature}
+
+
+def cache_schema() -> str:
+    """This cache's schema version (``store.schema``): PageInfo's fields, and the code reading a page."""
+    return schema_version(PageInfo, code=(*READING_CODE, __name__))
 
 
 def read_infos(cache_dir: Path, wanted: set[str] | None = None, *, signature: str = "memtui") -> dict[str, PageInfo]:

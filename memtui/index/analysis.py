@@ -53,8 +53,11 @@ from whoosh.lang.porter import stem as porter_stem
 from whoosh.system import pack_uint
 
 from memtui import __version__
+from memtui.store.schema import schema_version
 
-SCHEMA_VERSION = 5  # 5: counts only, no word positions
+# The index's schema version (``store.schema``): the code that makes its terms and stored
+# records (``records.StoredRecord``). An index built by other code is built again.
+SCHEMA_VERSION = schema_version(code=("memtui.index.analysis", "memtui.index.records"))
 ANALYZER_NAME = "nfkc-cjk2-stem/2"  # NFKC, case and accent folding, CJK bigrams, identifiers, stems by language
 # Whoosh's codec: zlib level 1 on posting blocks builds faster than the default 3 for
 # a few percent more disk. (Its "inline postings" option is broken in 2.7.4: keep 1.)

@@ -1,20 +1,20 @@
 """A helper process for ``parallel.build_parallel``: reads, parses and indexes a share of the pages.
 
-Run as ``python -m memtui.index.buildworker``; it speaks length-prefixed pickles
-on stdin/stdout with the process that started it (and only with it):
+Run as ``python -m memtui.index.buildworker``; it speaks length-prefixed pickles of the
+named messages below on stdin/stdout with the process that started it (and only with it):
 
-    <- ("optimize", gen_dir)              or: merge every segment of gen_dir into one
-    -> ("optimized", None)
+    <- Optimize(gen_dir)                   or: merge every segment of gen_dir into one
+    -> Optimized()
 
-    <- ("read", root, [path, ...], page_cache_dir or None, reader spec or None)
+    <- Read(root, [path, ...], page_cache_dir or None, reader spec or None)
                                            read these pages as the field's dialects do (the ones
                                            the field has read, from its page cache)
-    -> ("progress", count)                 now and then
-    -> ("records", [PageRecord, ...])      what the parent needs for statuses
-    <- ("index", gen_dir, {path: (status, successors)}, segment_bytes)
-    -> ("segment", [segment, ...])         finished Whoosh segments in gen_dir, one per
+    -> Progressed(count)                   now and then
+    -> Records([PageRecord, ...])          what the parent needs for statuses
+    <- Index(gen_dir, {path: (status, successors)}, segment_bytes)
+    -> Segments([segment, ...])            finished Whoosh segments in gen_dir, one per
                                            segment_bytes of text (parallel.SEGMENT_TEXT_BYTES)
-    -> ("error", text)                     instead of any answer, if something failed
+    -> Failed(text)                        instead of any answer, if something failed
 """
 
 from __future__ import annotations
@@ -28,9 +28,46 @@ import sys
 import tempfile
 import traceback
 from pathlib import Path
-from typing import Any, BinaryIO
+from typing import Any, BinaryIO, NamedTuple
 
 _HEADER = struct.Struct("!Q")
+
+
+class Optimize(NamedTuple):
+    gen_dir: str
+
+
+class Optimized(NamedTuple):
+    pass
+
+
+class Read(NamedTuple):
+    root: str
+    paths: list[str]
+    cache_dir: str | None
+    spec: dict[str, Any] | None
+
+
+class Progressed(NamedTuple):
+    count: int
+
+
+class Records(NamedTuple):
+    records: list[Any]  # PageRecord
+
+
+class Index(NamedTuple):
+    gen_dir: str
+    statuses: dict[str, tuple[str, tuple[str, ...]]]
+    segment_bytes: int
+
+
+class Segments(NamedTuple):
+    segments: list[Any]  # Whoosh segments written in gen_dir
+
+
+class Failed(NamedTuple):
+    text: str
 
 
 def send(stream: BinaryIO, message: Any) -> None:
@@ -64,14 +101,14 @@ def serve(inbox: BinaryIO, outbox: BinaryIO) -> None:
     from memtui.index.records import PageDoc, read_page_doc, share_parts
 
     message = receive(inbox)
-    if message[0] == "optimize":
-        ix = open_index(message[1])
+    if isinstance(message, Optimize):
+        ix = open_index(message.gen_dir)
         writer = FastSegmentWriter(ix, codec=codec(), limitmb=256, timeout=5.0)
         writer.commit(optimize=True)
-        send(outbox, ("optimized", None))
+        send(outbox, Optimized())
         return
-    command, root, paths, cache_dir, spec = message
-    assert command == "read"
+    assert isinstance(message, Read), message
+    root, paths, cache_dir, spec = message
     reader = DialectReader.from_spec(spec) if spec is not None else PLAIN_READER
     cached = page_cache.read_infos(Path(cache_dir), wanted=set(paths), signature=reader.signature) if cache_dir else {}
     # The pages' texts wait for the statuses in an anonymous temporary file (unlinked at once:
@@ -86,11 +123,12 @@ def serve(inbox: BinaryIO, outbox: BinaryIO) -> None:
             blob = marshal.dumps(doc.text_parts())
             spool.write(_HEADER.pack(len(blob)) + blob)
         if number % 250 == 0:
-            send(outbox, ("progress", number))
+            send(outbox, Progressed(number))
     del cached
-    send(outbox, ("records", share_parts(records)))
-    command, gen_dir, statuses, segment_bytes = receive(inbox)
-    assert command == "index"
+    send(outbox, Records(share_parts(records)))
+    asked = receive(inbox)
+    assert isinstance(asked, Index), asked
+    gen_dir, statuses, segment_bytes = asked
     ix = open_index(gen_dir)
     segments = []
     writer = None
@@ -108,27 +146,33 @@ def serve(inbox: BinaryIO, outbox: BinaryIO) -> None:
             segments.append(finish_segment(writer))
             writer, held = None, 0
         if number % 250 == 0:
-            send(outbox, ("progress", number))
+            send(outbox, Progressed(number))
     spool.close()
     if writer is not None or not segments:  # the rest, or an empty segment for an empty share
         segments.append(finish_segment(writer or FastSegmentWriter(ix, _lk=False, codec=codec())))
-    send(outbox, ("segment", segments))
+    send(outbox, Segments(segments))
 
 
 def main(serving=None) -> int:  # noqa: ANN001 - a helper's serve(inbox, outbox); this module's by default
-    """A helper process's main: ``serving`` talks over stdin/stdout; a failure is sent as ("error", text)."""
+    """A helper process's main: ``serving`` talks over stdin/stdout; a failure is sent as ``Failed``."""
     inbox, outbox = sys.stdin.buffer, sys.stdout.buffer
     sys.stdout = open(os.devnull, "w")  # noqa: SIM115 - nothing may write into the message pipe by accident
     try:
         (serving or serve)(inbox, outbox)
     except Exception as exc:  # noqa: BLE001 - report; the parent builds alone, or writes the index itself
         try:
-            send(outbox, ("error", f"{type(exc).__name__}: {exc}\n{traceback.format_exc(limit=5)}"))
+            send(outbox, Failed(f"{type(exc).__name__}: {exc}\n{traceback.format_exc(limit=5)}"))
         except OSError:
             pass
         return 1
     return 0
 
 
+def run() -> int:
+    """The build helper's entry point (``parallel._BOOT`` imports this module and calls it: its
+    messages are pickled as this module's classes, which the parent imports too)."""
+    return main()
+
+
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(run())

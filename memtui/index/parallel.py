@@ -33,7 +33,18 @@ from pathlib import Path
 
 from memtui.field.field import PLAIN_READER, PageReader, ScanEntry
 from memtui.index.analysis import codec
-from memtui.index.buildworker import receive, send
+from memtui.index.buildworker import (
+    Failed,
+    Index,
+    Optimize,
+    Optimized,
+    Progressed,
+    Read,
+    Records,
+    Segments,
+    receive,
+    send,
+)
 from memtui.index.engine.fastwrite import FastSegmentWriter
 from memtui.index.engine.segments import commit_segments, open_index
 from memtui.index.records import PageRecord, compute_statuses
@@ -60,8 +71,7 @@ def should_run_parallel(pages: int) -> bool:
 
 # Run by ``python -I -c``: set sys.path from argv, then run the helper's main().
 _BOOT = (
-    "import sys; sys.path[:0] = sys.argv[2:]; import runpy; "
-    "runpy.run_module(sys.argv[1], run_name='__main__', alter_sys=True)"
+    "import sys; sys.path[:0] = sys.argv[2:]; import importlib; sys.exit(importlib.import_module(sys.argv[1]).run())"
 )
 
 
@@ -96,7 +106,7 @@ def helper_sys_path(root: Path | None = None) -> list[str]:
     return out
 
 
-class _Worker:
+class HelperProcess:
     MODULE = "memtui.index.buildworker"
 
     def __init__(self, index: int, root: Path | None = None) -> None:
@@ -117,7 +127,7 @@ class _Worker:
             while True:
                 self.messages.put(receive(self.proc.stdout))
         except Exception as exc:  # noqa: BLE001 - EOF or garbage: the worker is gone
-            self.messages.put(("error", f"{type(exc).__name__}: {exc}"))
+            self.messages.put(Failed(f"{type(exc).__name__}: {exc}"))
 
     def send(self, message) -> None:
         send(self.proc.stdin, message)
@@ -147,9 +157,9 @@ class BuildFailed(Exception):
 
 
 def _await(
-    workers: list[_Worker], kind: str, done: list[int], total: int, phase: str, progress: Progress | None
+    workers: list[HelperProcess], kind: type, done: list[int], total: int, phase: str, progress: Progress | None
 ) -> list:
-    """Wait for one ``kind`` message from every worker, passing progress along."""
+    """Wait for one ``kind`` message from every worker (its first field), passing progress along."""
     answers: list = [None] * len(workers)
     pending = set(range(len(workers)))
     while pending:
@@ -158,15 +168,15 @@ def _await(
                 message = workers[number].messages.get(timeout=0.05)
             except queue.Empty:
                 continue
-            if message[0] == "progress":
-                done[number] = message[1]
+            if isinstance(message, Progressed):
+                done[number] = message.count
                 if progress is not None:
                     progress(min(sum(done), total), total, phase)
-            elif message[0] == kind:
-                answers[number] = message[1]
+            elif isinstance(message, kind):
+                answers[number] = message[0] if len(message) else None
                 pending.discard(number)
             else:
-                raise BuildFailed(str(message[1]) if len(message) > 1 else repr(message))
+                raise BuildFailed(message.text if isinstance(message, Failed) else repr(message))
     return answers
 
 
@@ -191,21 +201,21 @@ def build_parallel(
         lightest = loads.index(min(loads))
         shares[lightest].append(entry.path)
         loads[lightest] += entry.size + 512
-    workers: list[_Worker] = []
+    workers: list[HelperProcess] = []
     total = len(entries)
     try:
         for number in range(count):
-            workers.append(_Worker(number, root))
+            workers.append(HelperProcess(number, root))
             cache = _absolute(page_cache_dir) if page_cache_dir else None
-            workers[-1].send(("read", _absolute(root), shares[number], cache, reader_spec(reader)))
-        parts = _await(workers, "records", [0] * count, total, "reading", progress)
+            workers[-1].send(Read(_absolute(root), shares[number], cache, reader_spec(reader)))
+        parts = _await(workers, Records, [0] * count, total, "reading", progress)
         records = {record.path: record for part in parts for record in part}
         statuses = compute_statuses(root, records, reader)
         for record in records.values():
             record.status, record.successors = statuses[record.path]
         for worker, part in zip(workers, parts):
-            worker.send(("index", _absolute(gen_dir), {r.path: statuses[r.path] for r in part}, SEGMENT_TEXT_BYTES))
-        segments = _await(workers, "segment", [0] * count, total, "indexing", progress)
+            worker.send(Index(_absolute(gen_dir), {r.path: statuses[r.path] for r in part}, SEGMENT_TEXT_BYTES))
+        segments = _await(workers, Segments, [0] * count, total, "indexing", progress)
         if progress is not None:
             progress(total, total, "committing")
         ix = open_index(gen_dir)
@@ -230,9 +240,9 @@ class BackgroundOptimize:
     """Merge every segment of ``gen_dir`` into one in a helper process, without waiting for it."""
 
     def __init__(self, gen_dir: Path) -> None:
-        self.worker = _Worker(0)
+        self.worker = HelperProcess(0)
         _lower_priority(self.worker.proc.pid)
-        self.worker.send(("optimize", _absolute(gen_dir)))
+        self.worker.send(Optimize(_absolute(gen_dir)))
 
     def result(self) -> bool | None:
         """True once merged, None while the helper works; raises ``BuildFailed`` if it failed."""
@@ -241,10 +251,10 @@ class BackgroundOptimize:
                 message = self.worker.messages.get_nowait()
             except queue.Empty:
                 return None
-            if message[0] == "optimized":
+            if isinstance(message, Optimized):
                 return True
-            if message[0] != "progress":
-                raise BuildFailed(str(message[1]) if len(message) > 1 else repr(message))
+            if not isinstance(message, Progressed):
+                raise BuildFailed(message.text if isinstance(message, Failed) else repr(message))
 
     def stop(self) -> None:
         self.worker.stop()
@@ -265,10 +275,10 @@ def _lower_priority(pid: int) -> None:
 
 def optimize_in_helper(gen_dir: Path) -> bool:
     """Merge every segment of ``gen_dir`` into one in a helper process (its memory, not ours)."""
-    worker = _Worker(0)
+    worker = HelperProcess(0)
     try:
-        worker.send(("optimize", _absolute(gen_dir)))
-        _await([worker], "optimized", [0], 1, "merging", None)
+        worker.send(Optimize(_absolute(gen_dir)))
+        _await([worker], Optimized, [0], 1, "merging", None)
         return True
     except (BuildFailed, OSError, EOFError, ValueError) as exc:
         _last_failure[0] = str(exc).splitlines()[0] if str(exc) else type(exc).__name__

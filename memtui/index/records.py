@@ -25,7 +25,7 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
-from typing import Any
+from typing import Any, NamedTuple
 
 from memtui.field import body as body_mod
 from memtui.field import trust as trust_mod
@@ -97,6 +97,25 @@ STATUS_KEYS = (
 NORM_KEYS = HISTORY_KEYS + ("ids", "tainted", "role")
 
 
+class StoredRecord(NamedTuple):
+    """A ``PageRecord`` as the index stores it (a plain tuple of these fields, in this order;
+    the index's schema version is made from them, ``analysis.RECIPE``)."""
+
+    size: int
+    mtime_ns: int
+    sha256: str
+    meta: dict[str, Any]
+    heading: str | None
+    title: str
+    trust: str
+    tag_counts: dict[str, int]
+    status: str
+    successors: list[str]
+    norm: dict[str, Any]
+    dialect: str
+    side: list[Any] | None
+
+
 @dataclass(slots=True)
 class PageRecord:
     """What the index remembers about a page besides its terms."""
@@ -117,52 +136,59 @@ class PageRecord:
     side: list[Any] | None = None  # the sidecar read with the page (see PageInfo.side)
     _info: PageInfo | None = field(default=None, repr=False, compare=False)
 
-    def to_stored(self) -> tuple:
-        return (
-            self.size,
-            self.mtime_ns,
-            self.sha256,
-            self.meta,
-            self.heading,
-            self.title,
-            self.trust,
-            self.tag_counts,
-            self.status,
-            list(self.successors),
-            self.norm,
-            self.dialect,
-            self.side,
+    def to_stored(self) -> tuple[Any, ...]:
+        """The record as the index stores it: a plain tuple of ``StoredRecord``'s fields."""
+        return tuple(
+            StoredRecord(
+                self.size,
+                self.mtime_ns,
+                self.sha256,
+                self.meta,
+                self.heading,
+                self.title,
+                self.trust,
+                self.tag_counts,
+                self.status,
+                list(self.successors),
+                self.norm,
+                self.dialect,
+                self.side,
+            )
         )
 
     @classmethod
     def from_stored(cls, path: str, stored: Any) -> PageRecord | None:
         """Rebuild a record from the index; ``None`` if it is not one this version wrote."""
         try:
-            (size, mtime_ns, sha, meta, heading, title, trust, tags, status, successors, norm, dialect, side) = stored
-            if not (isinstance(size, int) and isinstance(mtime_ns, int) and isinstance(sha, str)):
-                return None
-            if not isinstance(meta, dict) or not isinstance(tags, dict) or not isinstance(norm, dict):
-                return None
-            if side is not None and not isinstance(side, list):
-                return None
-            return cls(
-                path,
-                size,
-                mtime_ns,
-                sha,
-                meta,
-                heading,
-                str(title),
-                str(trust),
-                tags,
-                str(status),
-                tuple(successors),
-                norm,
-                str(dialect),
-                side,
-            )
+            got = StoredRecord._make(stored)
         except (TypeError, ValueError):
             return None
+        if not (isinstance(got.size, int) and isinstance(got.mtime_ns, int) and isinstance(got.sha256, str)):
+            return None
+        if not isinstance(got.meta, dict) or not isinstance(got.tag_counts, dict) or not isinstance(got.norm, dict):
+            return None
+        if got.side is not None and not isinstance(got.side, list):
+            return None
+        try:
+            successors = tuple(got.successors)
+        except TypeError:
+            return None
+        return cls(
+            path,
+            got.size,
+            got.mtime_ns,
+            got.sha256,
+            got.meta,
+            got.heading,
+            str(got.title),
+            str(got.trust),
+            got.tag_counts,
+            str(got.status),
+            successors,
+            got.norm,
+            str(got.dialect),
+            got.side,
+        )
 
     def page_info(self) -> PageInfo:
         """A light ``PageInfo`` (frontmatter and the dialect's reading, no body) for the supersede graph.

@@ -24,15 +24,70 @@ import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any, NamedTuple
 
-from memtui.index.buildworker import receive
+from memtui.index.buildworker import Failed, receive
 from memtui.index.model import SyncState
-from memtui.index.parallel import _Worker
+from memtui.index.parallel import HelperProcess
 
 STOP_TIMEOUT = 30.0  # seconds the app waits for the helper to close its index when it exits
 
 
-class WriterHelper(_Worker):
+# The helper's messages (what each means: ``writer_process.py``).
+class Open(NamedTuple):
+    root: str
+    index_dir: str
+    spec: dict[str, Any] | None
+    golden: str
+
+
+class Opened(NamedTuple):
+    writer: bool
+    pages: int
+    message: str
+
+
+class State(NamedTuple):
+    sync: Any  # SyncState
+    writing: bool
+    merging: bool
+
+
+class Flush(NamedTuple):
+    token: int
+    timeout: float
+
+
+class Flushed(NamedTuple):
+    token: int
+    ok: bool
+
+
+class Rescan(NamedTuple):
+    pass
+
+
+class Rebuild(NamedTuple):
+    token: int
+
+
+class RebuildProgress(NamedTuple):
+    token: int
+    done: int
+    total: int
+    phase: str
+
+
+class Rebuilt(NamedTuple):
+    token: int
+    error: str
+
+
+class Stop(NamedTuple):
+    pass
+
+
+class WriterHelper(HelperProcess):
     """The app's side: start the helper, follow its state, ask it to flush, rescan, rebuild, stop."""
 
     MODULE = "memtui.index.writer_process"
@@ -51,7 +106,7 @@ class WriterHelper(_Worker):
         super().__init__(0, root)
 
     def open(self, root: Path, index_dir: Path, spec: dict | None, golden: Path) -> None:
-        self.send(("open", os.path.abspath(root), os.path.abspath(index_dir), spec, os.path.abspath(golden)))
+        self.send(Open(os.path.abspath(root), os.path.abspath(index_dir), spec, os.path.abspath(golden)))
 
     def send(self, message) -> None:
         with self._send_lock:
@@ -60,7 +115,7 @@ class WriterHelper(_Worker):
     def alive(self) -> bool:
         return self.proc.poll() is None and not self.failure
 
-    def _read(self) -> None:  # the message thread (``_Worker`` starts it)
+    def _read(self) -> None:  # the message thread (``HelperProcess`` starts it)
         try:
             while True:
                 self._handle(receive(self.proc.stdout))
@@ -72,26 +127,29 @@ class WriterHelper(_Worker):
             for answers in list(self._replies.values()):
                 answers.put(None)
 
-    def _handle(self, message) -> None:
-        kind = message[0]
-        if kind == "state":
-            self.sync, self.busy, self.merges = message[1], message[2], message[3]
-        elif kind == "opened":
-            self.writer, self.sync = message[1], SyncState("watching", time.time(), 0, message[2], message[3])
+    def _handle(self, message: object) -> None:
+        if isinstance(message, State):
+            self.sync, self.busy, self.merges = message
+        elif isinstance(message, Opened):
+            self.writer, self.sync = (
+                message.writer,
+                SyncState("watching", time.time(), 0, message.pages, message.message),
+            )
             self.opened.set()
-        elif kind == "progress":
-            callback = self._progress.get(message[1])
+        elif isinstance(message, RebuildProgress):
+            callback = self._progress.get(message.token)
             if callback is not None:
-                callback(*message[2:])
-        elif kind in ("flushed", "rebuilt"):
-            answers = self._replies.get(message[1])
+                callback(message.done, message.total, message.phase)
+        elif isinstance(message, Flushed | Rebuilt):
+            answers = self._replies.get(message.token)
             if answers is not None:
-                answers.put(message[2])
-        elif kind == "error":
-            self.failure = f"failed: {str(message[1]).splitlines()[0] if message[1] else 'no reason given'}"
+                answers.put(message[1])
+        elif isinstance(message, Failed):
+            self.failure = f"failed: {message.text.splitlines()[0] if message.text else 'no reason given'}"
 
-    def _ask(self, message: tuple, timeout: float, progress=None):
-        """Send a request that is answered; its answer, or None (timeout, or the helper is gone)."""
+    def _ask(self, ask: Callable[[int], NamedTuple], timeout: float, progress=None):
+        """Send a request that is answered (``ask(token)``); its answer, or None (timeout, or the
+        helper is gone)."""
         token = next(self._tokens)
         answers: queue.Queue = queue.Queue()
         self._replies[token] = answers
@@ -101,7 +159,7 @@ class WriterHelper(_Worker):
             if not self.alive():
                 return None
             try:
-                self.send((message[0], token, *message[1:]))
+                self.send(ask(token))
             except (OSError, ValueError):
                 return None
             try:
@@ -113,15 +171,15 @@ class WriterHelper(_Worker):
             self._progress.pop(token, None)
 
     def flush(self, timeout: float) -> bool:
-        return bool(self._ask(("flush", timeout), timeout + 1.0))
+        return bool(self._ask(lambda token: Flush(token, timeout), timeout + 1.0))
 
     def rebuild(self, progress=None) -> str | None:
         """Empty text once rebuilt; the error's text; None if the helper did not answer."""
-        return self._ask(("rebuild",), 24 * 3600.0, progress)
+        return self._ask(Rebuild, 24 * 3600.0, progress)
 
     def request_rescan(self) -> None:
         try:
-            self.send(("rescan",))
+            self.send(Rescan())
         except (OSError, ValueError):
             pass
 
@@ -129,7 +187,7 @@ class WriterHelper(_Worker):
         """Ask the helper to close its index, wait for it (``STOP_TIMEOUT``), kill it if it hangs."""
         if self.proc.poll() is None:
             try:
-                self.send(("stop",))
+                self.send(Stop())
                 self.proc.stdin.close()
             except (OSError, ValueError):
                 pass

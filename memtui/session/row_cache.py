@@ -23,10 +23,16 @@ from memtui.render.glyphs import PENDING
 from memtui.session.rows import PageRow, make_cells, pending_row
 from memtui.store import signing
 from memtui.store.safe_write import write_internal_file
+from memtui.store.schema import schema_version
 
 ROW_CACHE = "rows.json"
-SCHEMA = 2
 _FIELDS = ("title", "kind", "subject", "updated", "trust", "status", "errors", "warnings", "proposals")
+
+
+def cache_schema() -> str:
+    """The row cache's schema version (``store.schema``): a row's fields, and the code that makes rows."""
+    code = ("memtui.session.rows", "memtui.session.analysis", "memtui.field.checks", "memtui.field.trust")
+    return schema_version(PageRow, code=(*code, "memtui.field.history", "memtui.render.glyphs", __name__))
 
 
 def load_rows(cache_dir: Path, entries: list[ScanEntry]) -> dict[str, PageRow]:
@@ -34,7 +40,7 @@ def load_rows(cache_dir: Path, entries: list[ScanEntry]) -> dict[str, PageRow]:
     try:
         header, _, body = (cache_dir / ROW_CACHE).read_bytes().partition(b"\n")
         meta = json.loads(header)
-        trusted = meta.get("schema") == SCHEMA and meta.get("version") == __version__
+        trusted = meta.get("schema") == cache_schema() and meta.get("version") == __version__
         cached = json.loads(body) if trusted and signing.verify(body, meta.get("hmac")) else {}
     except (OSError, ValueError, KeyError, TypeError, AttributeError):
         cached = {}
@@ -85,7 +91,7 @@ class RowCacheWriter:
             parts[path] = part
         self._parts = parts
         body = b"{" + b",".join([part[3] for part in parts.values()]) + b"}"
-        header = json.dumps({"schema": SCHEMA, "version": __version__, "hmac": signing.sign(body)}).encode()
+        header = json.dumps({"schema": cache_schema(), "version": __version__, "hmac": signing.sign(body)}).encode()
         try:
             write_internal_file(cache_dir / ROW_CACHE, header + b"\n" + body)
         except OSError:
