@@ -138,23 +138,9 @@ class PageRecord:
 
     def to_stored(self) -> tuple[Any, ...]:
         """The record as the index stores it: a plain tuple of ``StoredRecord``'s fields."""
-        return tuple(
-            StoredRecord(
-                self.size,
-                self.mtime_ns,
-                self.sha256,
-                self.meta,
-                self.heading,
-                self.title,
-                self.trust,
-                self.tag_counts,
-                self.status,
-                list(self.successors),
-                self.norm,
-                self.dialect,
-                self.side,
-            )
-        )
+        stored = [getattr(self, name) for name in StoredRecord._fields]
+        stored[StoredRecord._fields.index("successors")] = list(self.successors)
+        return tuple(stored)
 
     @classmethod
     def from_stored(cls, path: str, stored: Any) -> PageRecord | None:
@@ -173,22 +159,11 @@ class PageRecord:
             successors = tuple(got.successors)
         except TypeError:
             return None
-        return cls(
-            path,
-            got.size,
-            got.mtime_ns,
-            got.sha256,
-            got.meta,
-            got.heading,
-            str(got.title),
-            str(got.trust),
-            got.tag_counts,
-            str(got.status),
-            successors,
-            got.norm,
-            str(got.dialect),
-            got.side,
+        values = got._asdict()
+        values.update(
+            successors=successors, **{name: str(values[name]) for name in ("title", "trust", "status", "dialect")}
         )
+        return cls(path, **values)
 
     def page_info(self) -> PageInfo:
         """A light ``PageInfo`` (frontmatter and the dialect's reading, no body) for the supersede graph.
