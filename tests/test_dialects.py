@@ -100,7 +100,7 @@ def test_claude_code_imports_are_checked_and_code_is_not_an_import(tmp_path):
     field = open_field(fx.claude_project(tmp_path / "repo"))
     info = field.pages["CLAUDE.md"]
     assert info.dialect == "claude-code" and info.role == "instructions"
-    targets = [t for t, _ in info.norm["imports"]]
+    targets = [t for t, _ in info.norm.imports]
     assert "docs/build.md" in targets and "docs/conventions.md" in targets
     assert not any("not-an-import" in t for t in targets)
     found = [(f.rule, f.path, f.line, f.message) for f in run_checks(field)]
@@ -124,7 +124,7 @@ def test_auto_memory_topic_files_read_name_description_and_type(tmp_path):
 def test_a_long_auto_memory_index_says_where_the_agent_stops_reading(tmp_path):
     field = open_field(fx.claude_auto_memory(tmp_path / "cc", index_lines=260))
     index = field.pages["memory/MEMORY.md"]
-    assert index.norm["agent_view"] == {"lines": 260, "ends_at": 200}
+    assert index.norm.agent_view == {"lines": 260, "ends_at": 200}
     (finding,) = [f for f in run_checks(field) if f.rule == "claude-memory-truncated"]
     assert finding.line == 201 and "lines 201-260 (60 of 260) never reach a session" in finding.message
 
@@ -305,7 +305,7 @@ def test_basic_memory_categories_are_not_source_tags(tmp_path):
     field = open_field(fx.basic_memory(tmp_path / "bm"))
     info = field.pages["notes/auth-design.md"]
     assert info.dialect == "basic-memory"
-    assert info.norm["observations"] == {"decision": 1, "risk": 1}
+    assert info.norm.observations == {"decision": 1, "risk": 1}
     assert sum(info.tag_counts.values()) == 0
     assert field.resolve("authentication-design").path == "notes/auth-design.md"  # the permalink
     assert run_checks(field) == []  # no untagged-claim in notes/: the format has no source tags

@@ -258,6 +258,7 @@ def test_a_cache_entry_with_matching_stat_but_wrong_shape_is_reread(tmp_path, ba
     _age(root)
     info = Field.load(root, use_cache=False).pages["a.md"]
     values = {name: getattr(info, name) for name in page_cache.FIELDS}
+    values["norm"] = info.norm.to_dict()  # the cache holds the normalised page flat
     values.update(sha256="x", **bad)
     cache = default_cache_dir(root) / page_cache.CACHE_FILE
     _write_signed(cache, [[tuple(values.values())]])

@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from memtui.field.field import Field
+from memtui.field.normal import NormalPage
 from memtui.field.trust import (
     QUARANTINED,
     REVIEWED,
@@ -63,7 +64,7 @@ def test_trust_state(meta, path, expected):
     ],
 )
 def test_trust_rests_on_evidence(meta, norm, approved, expected):
-    assert trust_state(meta, "notes/a.md", norm, approved=approved) == expected
+    assert trust_state(meta, "notes/a.md", NormalPage.from_dict(norm), approved=approved) == expected
 
 
 def test_is_tainted():

@@ -5,7 +5,7 @@ Code (``CLAUDE.md``, rules, the auto-memory folder), OpenClaw workspaces,
 JSON-sidecar stores such as aictx, Obsidian-style vaults, basic-memory. Each
 module here can **detect** its format in a folder (with the evidence it found)
 and **read** a page of it (and its sidecar) into the common page metadata
-(``PageInfo.norm``: title, kind, status, supersedes/superseded_by, dates,
+(``PageInfo.norm``, a ``field.normal.NormalPage``: title, kind, status, supersedes/superseded_by, dates,
 origin, review evidence, tags, aliases, links ...). Several dialects can apply
 to one field; ``detect.detect`` decides which, ``reader.DialectReader`` reads
 every page through the right one, and ``open.open_field`` is how every surface

@@ -47,20 +47,20 @@ class BasicMemory(Dialect):
     def read(self, applied: Applied, info: PageInfo, root: Path, text: str) -> None:
         info.dialect = self.name
         meta = info.meta
-        norm = info.norm
+        norm = info.writable_norm()
         permalink = meta.get("permalink")
         if isinstance(permalink, str) and permalink:
-            norm["ids"] = [permalink]
+            norm.ids = [permalink]
         kind = meta.get("type")
         if isinstance(kind, str) and kind.strip() and "kind" not in meta:
-            norm["kind"] = kind.strip()
+            norm.kind = kind.strip()
         body = text[info.body_offset :]
         categories: dict[str, int] = {}
         for match in OBSERVATION_RE.finditer(body):
             category = match.group(1).strip().lower()
             categories[category] = categories.get(category, 0) + 1
         if categories:
-            norm["observations"] = categories
+            norm.observations = categories
         older: list[str] = []
         newer: list[str] = []
         for kind, target in RELATION_RE.findall(body):
@@ -70,7 +70,7 @@ class BasicMemory(Dialect):
             elif relation in SUPERSEDED_BY:
                 newer.append(target.strip())
         if older and not meta.get("supersedes"):
-            norm["supersedes"] = older
+            norm.supersedes = older
         if newer and not meta.get("superseded_by"):
-            norm["superseded_by"] = newer
-        norm["role"] = "memory"
+            norm.superseded_by = newer
+        norm.role = "memory"

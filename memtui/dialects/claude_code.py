@@ -173,40 +173,42 @@ class ClaudeCode(Dialect):
 
     def read(self, applied: Applied, info: PageInfo, root: Path, text: str) -> None:
         info.dialect = self.name
-        norm = info.norm
+        norm = info.writable_norm()
         local = applied.local(info.path)
         if applied.params.get("kind") == "auto-memory":
             if local == "MEMORY.md":
-                norm["role"] = "index"
-                norm["kind"] = "memory index"
-                norm["agent_view"] = _agent_view(text)
+                norm.role = "index"
+                norm.kind = "memory index"
+                norm.agent_view = _agent_view(text)
                 return
             meta = info.meta
             nested = meta.get("metadata") if isinstance(meta.get("metadata"), dict) else {}
-            for key in ("name", "description"):
-                value = meta.get(key, nested.get(key))
-                if isinstance(value, str) and value.strip():
-                    norm["title" if key == "name" else "description"] = value.strip()
+            name = meta.get("name", nested.get("name"))
+            if isinstance(name, str) and name.strip():
+                norm.title = name.strip()
+            description = meta.get("description", nested.get("description"))
+            if isinstance(description, str) and description.strip():
+                norm.description = description.strip()
             kind = meta.get("type", nested.get("type"))
             if isinstance(kind, str) and kind.strip():
-                norm["kind"] = kind.strip()
+                norm.kind = kind.strip()
             session = meta.get("originSessionId")
             if isinstance(session, str) and session:
-                norm["session"] = session
-            norm["role"] = "memory"
+                norm.session = session
+            norm.role = "memory"
             return
-        norm["role"] = "instructions"
+        norm.role = "instructions"
         folder = info.path.rsplit("/", 2)[-2] if "/" in info.path else ""
-        norm["kind"] = {"rules": "rules", "agents": "subagent", "commands": "command", "skills": "skill"}.get(
+        norm.kind = {"rules": "rules", "agents": "subagent", "commands": "command", "skills": "skill"}.get(
             folder, "instructions"
         )
         imports = _imports(text, info.body_line - 1 if info.fm_present else 0)
         if imports:
-            norm["imports"] = imports
+            norm.imports = imports
 
     def page_checks(self, applied: Applied, field, info: PageInfo) -> list[Finding]:
         out: list[Finding] = []
-        view = info.norm.get("agent_view")
+        view = info.norm.agent_view
         if isinstance(view, dict) and view.get("ends_at"):
             out.append(
                 make_finding(
@@ -218,7 +220,7 @@ class ClaudeCode(Dialect):
                     f"({view['lines'] - view['ends_at']} of {view['lines']}) never reach a session",
                 )
             )
-        for target, line in info.norm.get("imports", []):
+        for target, line in info.norm.imports or []:
             out.extend(_import_findings(field, info, target, line))
         return out
 

@@ -74,5 +74,5 @@ class MemtuiFormat(Dialect):
             return
         day = match.group(1) or match.group(2)
         if not info.meta.get("created") and not info.meta.get("updated"):
-            info.norm["created"] = day
-        info.norm["role"] = "log"
+            info.writable_norm().created = day
+        info.writable_norm().role = "log"

@@ -81,15 +81,15 @@ class Obsidian(Dialect):
     def read(self, applied: Applied, info: PageInfo, root: Path, text: str) -> None:
         info.dialect = self.name
         meta = info.meta
-        norm = info.norm
+        norm = info.writable_norm()
         kind = meta.get("type")
         if isinstance(kind, str) and kind.strip() and "kind" not in meta:
-            norm["kind"] = kind.strip()
+            norm.kind = kind.strip()
         ident = meta.get("exomem_id")
         if isinstance(ident, str) and ident:
-            norm["ids"] = [ident]
+            norm.ids = [ident]
         if info.path.rsplit("/", 1)[-1] == "index.md" or info.path.startswith("_Schema/"):
-            norm["role"] = "index" if info.path.endswith("index.md") else "instructions"
+            norm.role = "index" if info.path.endswith("index.md") else "instructions"
 
     def detect_by_links(self, ctx: DetectContext) -> list[Applied]:
         """A vault without its ``.obsidian/`` folder (often not committed): wikilinks and embeds in

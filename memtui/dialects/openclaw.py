@@ -50,29 +50,29 @@ class OpenClaw(Dialect):
 
     def read(self, applied: Applied, info: PageInfo, root: Path, text: str) -> None:
         info.dialect = self.name
-        norm = info.norm
+        norm = info.writable_norm()
         local = applied.local(info.path)
         # [[reply_to_current]] / [[reply_to:<id>]] in transcripts address the chat, not a page.
         info.links = [link for link in info.links if not link[0].startswith("reply_to")]
         if local in INSTRUCTIONS:
-            norm["role"] = "instructions"
-            norm["kind"] = local[:-3].lower()
+            norm.role = "instructions"
+            norm.kind = local[:-3].lower()
         elif local == "USER.md":
-            norm["role"] = "memory"
-            norm["kind"] = "user"
+            norm.role = "memory"
+            norm.kind = "user"
         elif local == "MEMORY.md":
-            norm["role"] = "index"
-            norm["kind"] = "long-term memory"
-            norm["cap_chars"] = MEMORY_CAP_CHARS
+            norm.role = "index"
+            norm.kind = "long-term memory"
+            norm.cap_chars = MEMORY_CAP_CHARS
         elif local.startswith("skills/"):
-            norm["role"] = "instructions"
-            norm["kind"] = "skill"
+            norm.role = "instructions"
+            norm.kind = "skill"
         else:
             daily = _DAILY_RE.match(local)
             if daily:
-                norm["role"] = "log"
-                norm["kind"] = "episodic"
+                norm.role = "log"
+                norm.kind = "episodic"
                 if not info.meta.get("created"):
-                    norm["created"] = daily.group(1)  # a daily log's date is when it was written
+                    norm.created = daily.group(1)  # a daily log's date is when it was written
                 if not (info.meta.get("title") or info.heading_title):
-                    norm["title"] = daily.group(1)
+                    norm.title = daily.group(1)

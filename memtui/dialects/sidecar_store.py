@@ -81,7 +81,7 @@ class SidecarStore(Dialect):
 
     def read(self, applied: Applied, info: PageInfo, root: Path, text: str) -> None:
         info.dialect = self.name
-        norm = info.norm
+        norm = info.writable_norm()
         side_rel = info.path[:-3] + ".json"
         side_abs = os.path.join(root, *side_rel.split("/"))
         try:
@@ -90,7 +90,7 @@ class SidecarStore(Dialect):
             result = None
         if result is None:
             info.side = ["", 0, 0]  # looked, not there
-            norm["sidecar_problem"] = "no JSON sidecar beside the page"
+            norm.sidecar_problem = "no JSON sidecar beside the page"
             return
         data, st = result
         info.side = [side_rel, st.st_size, st.st_mtime_ns]
@@ -99,53 +99,55 @@ class SidecarStore(Dialect):
         except (ValueError, RecursionError):
             sidecar = None
         if not isinstance(sidecar, dict):
-            norm["sidecar_problem"] = "the JSON sidecar does not parse as an object"
+            norm.sidecar_problem = "the JSON sidecar does not parse as an object"
             return
-        norm["role"] = "memory"
+        norm.role = "memory"
         ident = sidecar.get("id")
         if isinstance(ident, str) and ident:
-            norm["id"] = ident
-        for key, target in (("title", "title"), ("type", "kind"), ("status", "status")):
-            value = sidecar.get(key)
-            if isinstance(value, str) and value.strip():
-                norm[target] = value.strip()
+            norm.id = ident
+        title, kind, status = (sidecar.get(key) for key in ("title", "type", "status"))
+        if isinstance(title, str) and title.strip():
+            norm.title = title.strip()
+        if isinstance(kind, str) and kind.strip():
+            norm.kind = kind.strip()
+        if isinstance(status, str) and status.strip():
+            norm.status = status.strip()
         successor = sidecar.get("superseded_by")
         if isinstance(successor, str) and successor:
-            norm["superseded_by"] = [successor]
+            norm.superseded_by = [successor]
         replaced = applied.params.get("supersedes", {}).get(ident) if isinstance(ident, str) else None
         if replaced:
-            norm["supersedes"] = list(replaced)
-        for key, target in (("created_at", "created"), ("updated_at", "updated")):
-            value = sidecar.get(key)
-            if isinstance(value, str) and value:
-                norm[target] = value
+            norm.supersedes = list(replaced)
+        created, updated = sidecar.get("created_at"), sidecar.get("updated_at")
+        if isinstance(created, str) and created:
+            norm.created = created
+        if isinstance(updated, str) and updated:
+            norm.updated = updated
         tags = sidecar.get("tags")
         if isinstance(tags, list):
-            norm["tags"] = [t for t in tags if isinstance(t, str)]
+            norm.tags = [t for t in tags if isinstance(t, str)]
         source = sidecar.get("source")
         if isinstance(source, dict) and isinstance(source.get("kind"), str):
-            norm["origin"] = ORIGIN_OF_SOURCE.get(source["kind"])
-            norm["written_by"] = source["kind"] + (
-                f" ({source['task']})" if isinstance(source.get("task"), str) else ""
-            )
+            norm.origin = ORIGIN_OF_SOURCE.get(source["kind"])
+            norm.written_by = source["kind"] + (f" ({source['task']})" if isinstance(source.get("task"), str) else "")
         sources: list[str] = []
         origin = sidecar.get("origin")
         if isinstance(origin, dict):
             if origin.get("kind") in ("url", "external"):
-                norm["tainted"] = True  # captured from outside content and never reviewed
+                norm.tainted = True  # captured from outside content and never reviewed
             if isinstance(origin.get("locator"), str):
                 sources.append(origin["locator"])
         evidence = sidecar.get("evidence")
         if isinstance(evidence, list):
             sources.extend(str(e.get("id")) for e in evidence if isinstance(e, dict) and isinstance(e.get("id"), str))
         if sources:
-            norm["sources"] = sources
+            norm.sources = sources
         recorded = sidecar.get("content_hash")
         if isinstance(recorded, str) and recorded.startswith("sha256:") and recorded != content_hash(sidecar, text):
-            norm["sidecar_problem"] = "the body or its sidecar changed since the store recorded its content hash"
+            norm.sidecar_problem = "the body or its sidecar changed since the store recorded its content hash"
 
     def page_checks(self, applied: Applied, field, info: PageInfo) -> list[Finding]:
-        problem = info.norm.get("sidecar_problem")
+        problem = info.norm.sidecar_problem
         if not problem:
             return []
         rule = "sidecar-hash-mismatch" if "content hash" in problem else "sidecar-invalid"

@@ -435,7 +435,8 @@ def _memory_findings(field: Field, index: str = "MEMORY.md") -> list[Finding]:
     if info is None:
         return []
     out: list[Finding] = []
-    cap = info.norm.get("cap_chars", None if "agent_view" in info.norm else MEMORY_CAP)
+    norm = info.norm
+    cap = norm.cap_chars if norm.cap_chars is not None else (None if norm.agent_view is not None else MEMORY_CAP)
     if cap:
         try:
             text = (field.root / index).read_bytes().decode("utf-8", "replace")

@@ -20,6 +20,7 @@ from typing import Any
 
 from memtui.field import body as body_mod
 from memtui.field import frontmatter as fm_mod
+from memtui.field.normal import NO_NORM, NormalPage
 from memtui.store.files import FileTooLarge, read_bytes, read_head, sha256_bytes
 from memtui.textsafety import find_hazards
 
@@ -147,12 +148,10 @@ def path_stem(path: str) -> str:
 class PageInfo:
     """What the model keeps about a page between reads.
 
-    ``meta`` is the frontmatter exactly as written. ``norm`` is what the page's
-    *dialect* (the tool that wrote it: memtui's own format, Claude Code, an
-    Obsidian vault, a JSON-sidecar store ...) says about it in memtui's terms:
-    title, kind, status, supersedes, dates, origin, review evidence, tags ...
-    Every accessor below reads ``norm`` first, then the frontmatter, so memtui's
-    own format needs no ``norm`` at all.
+    ``meta`` is the frontmatter exactly as written. ``norm`` is the normalised page
+    (``normal.NormalPage``): what the page's *dialect* says about it in memtui's terms.
+    Every accessor below reads ``norm`` first, then the frontmatter, so memtui's own
+    format needs no reading at all (its pages share ``NO_NORM``).
     """
 
     path: str  # relative, POSIX separators
@@ -183,7 +182,7 @@ class PageInfo:
     has_bom: bool = False
     parsed: bool = True  # False for binary or oversized files
     dialect: str = "memtui"  # the format this page was read as
-    norm: dict[str, Any] = field(default_factory=dict)  # the dialect's reading (see the class docstring)
+    norm: NormalPage = field(default_factory=lambda: NO_NORM)  # the dialect's reading (see the class docstring)
     side: list[Any] | None = None  # [path, size, mtime_ns] of a sidecar file read with the page
 
     __hash__ = None  # type: ignore[assignment]  # compared by value, as a dataclass is
@@ -201,10 +200,16 @@ class PageInfo:
                 return False
         return True
 
+    def writable_norm(self) -> NormalPage:
+        """The page's ``norm``, its own (not the shared ``NO_NORM``), for a dialect to fill in."""
+        if self.norm is NO_NORM:
+            self.norm = NormalPage()
+        return self.norm
+
     # -- accessors (values are untrusted; callers render them safely)
     def _value(self, key: str) -> Any:
-        norm = self.norm
-        return norm[key] if key in norm else self.meta.get(key)
+        said = self.norm.value(key)
+        return said if said is not None else self.meta.get(key)
 
     def text_of(self, key: str) -> str | None:
         """The page's ``key`` as text (the dialect's reading first, then the frontmatter)."""
@@ -233,7 +238,7 @@ class PageInfo:
     def ids(self) -> list[str]:
         """Every identifier other pages may use for this page (id, uuid, a dialect's own ids)."""
         found = [v for v in (self.id, self.uuid) if v]
-        found.extend(_as_list(self.norm.get("ids")))
+        found.extend(_as_list(self.norm.ids))
         return found
 
     @property
@@ -247,7 +252,7 @@ class PageInfo:
 
     @property
     def summary(self) -> str | None:
-        return self.text_of("summary") or (self.text_of("description") if "description" in self.norm else None)
+        return self.text_of("summary") or (self.text_of("description") if self.norm.says("description") else None)
 
     @property
     def description(self) -> str | None:
@@ -336,7 +341,7 @@ class PageInfo:
     @property
     def role(self) -> str:
         """What the page is to an agent: ``memory`` (facts), ``instructions``, ``index``, ``log``."""
-        return self.norm.get("role") or "memory"
+        return self.norm.role or "memory"
 
     @property
     def is_fact_page(self) -> bool:
@@ -350,7 +355,7 @@ _FIELD_NAMES: tuple[str, ...] = PageInfo.__slots__  # type: ignore[attr-defined]
 def is_index_page(info: PageInfo) -> bool:
     """A routing index: ``MEMORY.md`` at the top, or a ``MEMORY.md`` a dialect reads as an index."""
     path = info.path
-    return path == "MEMORY.md" or (info.norm.get("role") == "index" and path.rsplit("/", 1)[-1] == "MEMORY.md")
+    return path == "MEMORY.md" or (info.norm.role == "index" and path.rsplit("/", 1)[-1] == "MEMORY.md")
 
 
 def decode(data: bytes) -> tuple[str, Problem | None]:
@@ -495,8 +500,7 @@ def summarise(parsed: ParsedPage, size: int, mtime_ns: int) -> PageInfo:
         # deprecated" still says it is not current: read those lines one by one.
         recovered = fm_mod.recover_keys(fm.raw)
         if recovered:
-            info.norm.update(recovered)
-            info.norm["recovered"] = sorted(recovered)
+            info.norm = NormalPage.from_dict(recovered)
     return info
 
 

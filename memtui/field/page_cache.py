@@ -32,6 +32,7 @@ from pathlib import Path
 from typing import Any
 
 from memtui import __version__
+from memtui.field.normal import NormalPage
 from memtui.field.page import PageInfo
 from memtui.field.shared_parts import PartPool
 from memtui.store import signed_chunks
@@ -39,7 +40,13 @@ from memtui.store.gc_pause import no_cycle_collection
 from memtui.store.schema import schema_version
 
 # What the cache holds (PageInfo's fields) and the code that reads a page into one.
-READING_CODE = ("memtui.field.page", "memtui.field.body", "memtui.field.frontmatter", "memtui.field.shared_parts")
+READING_CODE = (
+    "memtui.field.page",
+    "memtui.field.normal",
+    "memtui.field.body",
+    "memtui.field.frontmatter",
+    "memtui.field.shared_parts",
+)
 CACHE_FILE = "pages.bin"
 OLD_FILES = ("pages.json",)  # earlier schemas' files, removed when this one is written
 CHUNK = 2000
@@ -84,6 +91,7 @@ _TYPES: dict[str, tuple[type, ...]] = {
 assert set(_TYPES) == set(FIELDS), "every PageInfo field needs a type here"
 _ROW_TYPES = tuple(_TYPES[name] for name in FIELDS)
 _PAIRS = tuple(FIELDS.index(name) for name in ("links", "embeds", "citations"))
+_NORM = FIELDS.index("norm")
 
 
 def cache_path(cache_dir: Path) -> Path:
@@ -130,7 +138,12 @@ def _info(row: tuple) -> PageInfo | None:
         for pair in row[index]:
             if type(pair) is not tuple or len(pair) != 2:
                 return None
-    return PageInfo(*row)
+    values = list(row)
+    try:
+        values[_NORM] = NormalPage.from_dict(row[_NORM])
+    except TypeError:
+        return None
+    return PageInfo(*values)
 
 
 def info_if_unchanged(info: PageInfo | None, path: str, size: int, mtime_ns: int) -> PageInfo | None:
@@ -147,7 +160,9 @@ def rows(infos: Iterable[PageInfo]) -> Iterator[list[tuple]]:
     pool = PartPool()
     for info in infos:
         shared = pool.share(copy.copy(info))  # the field's own summaries are left as they are
-        chunk.append(tuple(getattr(shared, name) for name in FIELDS))
+        row = [getattr(shared, name) for name in FIELDS]
+        row[_NORM] = pool.mapping(shared.norm.to_dict())  # the normalised page, flat (marshal stores builtins)
+        chunk.append(tuple(row))
         if len(chunk) == CHUNK:
             yield chunk
             chunk, pool = [], PartPool()

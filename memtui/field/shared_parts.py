@@ -40,7 +40,7 @@ LIST_FIELDS = (
 )
 PAIR_FIELDS = ("links", "embeds", "citations")
 INT_DICT_FIELDS = ("key_lines", "tag_counts", "hazard_counts")
-DICT_FIELDS = ("meta", "norm") + INT_DICT_FIELDS
+DICT_FIELDS = ("meta",) + INT_DICT_FIELDS
 
 
 class PartPool:

@@ -20,6 +20,8 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from memtui.field.normal import NormalPage
+
 QUARANTINED = "quarantined"
 UNREVIEWED = "unreviewed"
 UNKNOWN = "unknown"
@@ -48,8 +50,8 @@ def _is_true(value: Any) -> bool:
 _UNTAINTED = {"", "null", "none", "false", "no", "~"}
 
 
-def is_tainted(meta: dict[str, Any], path: str, norm: dict[str, Any] | None = None) -> bool:
-    if norm and norm.get("tainted") is True:
+def is_tainted(meta: dict[str, Any], path: str, norm: NormalPage | None = None) -> bool:
+    if norm is not None and norm.tainted is True:
         return True
     taint = meta.get("taint")
     origin = meta.get("origin")
@@ -60,9 +62,9 @@ def is_tainted(meta: dict[str, Any], path: str, norm: dict[str, Any] | None = No
     )
 
 
-def trust_state(meta: dict[str, Any], path: str, norm: dict[str, Any] | None = None, *, approved: bool = False) -> str:
+def trust_state(meta: dict[str, Any], path: str, norm: NormalPage | None = None, *, approved: bool = False) -> str:
     """The trust state from the frontmatter, a dialect's reading (``norm``) and a ledger approval."""
-    review = norm.get("reviewed") if norm else None
+    review = norm.reviewed if norm is not None else None
     if _is_true(meta.get("reviewed")) or review is True or approved:
         return REVIEWED
     if is_tainted(meta, path, norm):
@@ -77,16 +79,16 @@ def trust_of(info: Any, *, approved: bool = False) -> str:
     return trust_state(info.meta, info.path, info.norm, approved=approved)
 
 
-def review_evidence(meta: dict[str, Any], norm: dict[str, Any] | None = None, *, approved_by: str = "") -> str:
+def review_evidence(meta: dict[str, Any], norm: NormalPage | None = None, *, approved_by: str = "") -> str:
     """In words, what the trust state rests on (for the page view and the CLI)."""
     if _is_true(meta.get("reviewed")):
         who = meta.get("reviewed_by")
         return "reviewed: true" + (f" (by {who})" if isinstance(who, str) and who else "")
-    if norm and norm.get("reviewed") is True:
-        return str(norm.get("review_evidence") or "the format's own review field")
+    if norm is not None and norm.reviewed is True:
+        return str(norm.review_evidence or "the format's own review field")
     if approved_by:
         return f"approved in memtui's ledger by {approved_by}"
-    if "reviewed" in meta or (norm and norm.get("reviewed") is False):
+    if "reviewed" in meta or (norm is not None and norm.reviewed is False):
         return "marked not reviewed"
     return "no review record"
 

@@ -31,6 +31,7 @@ from memtui.field import body as body_mod
 from memtui.field import trust as trust_mod
 from memtui.field.field import PLAIN_READER, Field, PageReader, side_matches
 from memtui.field.history import CURRENT, History
+from memtui.field.normal import NormalPage
 from memtui.field.page import (
     MAX_INDEX_BYTES,
     MAX_PARSE_BYTES,
@@ -178,7 +179,7 @@ class PageRecord:
                 sha256=self.sha256,
                 meta=self.meta,
                 heading_title=self.heading,
-                norm=self.norm,
+                norm=NormalPage.from_dict(self.norm),
                 dialect=self.dialect,
                 side=self.side,
                 key_lines=_NO_COUNTS,
@@ -390,7 +391,7 @@ def record_of(info: PageInfo, mtime_ns: int | None = None) -> PageRecord:
         title=info.title,
         trust=trust_mod.trust_of(info),
         tag_counts=dict(info.tag_counts) or dict.fromkeys(body_mod.SOURCE_TAGS, 0),
-        norm={key: info.norm[key] for key in NORM_KEYS if key in info.norm},
+        norm=info.norm.to_dict(NORM_KEYS),
         dialect=info.dialect,
         side=info.side,
     )
@@ -420,7 +421,7 @@ def doc_from_bytes(
     text, _ = decode(data)
     tags = record.tag_counts
     body = text[known.body_offset :]
-    extra = search_meta(known.meta, known.norm)
+    extra = search_meta(known.meta, known.norm.to_dict())
     summary = _text(known.summary) or ""
     return PageDoc(
         record,

@@ -270,7 +270,7 @@ class PageScreen(SessionScreen):
     def _body_settings(info) -> tuple[bool, int | None]:
         """What the body's look depends on besides its bytes: a fact page marks untagged
         claims; a memory index shows where the agent's view of it ends."""
-        view = info.norm.get("agent_view") if info is not None else None
+        view = info.norm.agent_view if info is not None else None
         return bool(info and info.is_fact_page), view.get("ends_at") if isinstance(view, dict) else None
 
     # ------------------------------------------------------------------ rendering
