@@ -10,7 +10,10 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 REPO = Path(__file__).resolve().parent.parent
+pytestmark = pytest.mark.bench  # left out of the default run; .ci/run runs it apart
 
 
 def run_bench(tmp_path: Path, *extra: str) -> tuple[str, dict]:

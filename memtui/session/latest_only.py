@@ -14,9 +14,15 @@ from __future__ import annotations
 import contextlib
 import time
 from collections.abc import Callable, Iterator
-from typing import Any
+from typing import Any, Protocol
 
 _NOTHING = object()
+
+
+class CallsFromThread(Protocol):
+    """What ``reporting`` needs of its app (the Textual ``App``, a session ``Host``)."""
+
+    def call_from_thread(self, callback: Callable[..., Any], *args: Any) -> Any: ...
 
 
 class LatestOnly:
@@ -37,6 +43,7 @@ class LatestOnly:
         self._later = later
         self._hold = hold
         self.running = False
+        self.working = False  # the work itself runs (not the pause after it)
         self.last_seconds = 0.0  # how long the last run took, from its start to finished()
         self._started_at = 0.0
         self._waiting: Any = _NOTHING
@@ -47,8 +54,14 @@ class LatestOnly:
             return
         self._run(args)
 
+    @property
+    def pending(self) -> bool:
+        """Is work running or waiting to run (not only the pause after a run)?"""
+        return self.working or self._waiting is not _NOTHING
+
     def finished(self) -> None:
         self.running = False
+        self.working = False
         self.last_seconds = time.perf_counter() - self._started_at
         if self._hold:
             self.running = True  # the pause after a run holds it, whether or not a request waits
@@ -58,7 +71,7 @@ class LatestOnly:
         if waiting is not _NOTHING:
             self._later(lambda: self.request(*waiting))
 
-    def take_waiting(self) -> tuple | None:
+    def take_waiting(self) -> tuple[Any, ...] | None:
         """The request still waiting (its arguments), now no longer waiting; None if none waits."""
         waiting, self._waiting = self._waiting, _NOTHING
         return None if waiting is _NOTHING else waiting
@@ -70,13 +83,14 @@ class LatestOnly:
             return
         self._run(waiting)
 
-    def _run(self, args: tuple) -> None:
+    def _run(self, args: tuple[Any, ...]) -> None:
         self.running = True
+        self.working = True
         self._started_at = time.perf_counter()
         self._start(*args)
 
     @contextlib.contextmanager
-    def reporting(self, app) -> Iterator[None]:  # noqa: ANN001 - the Textual app
+    def reporting(self, app: CallsFromThread) -> Iterator[None]:
         """Around a worker's body, on its thread: ``finished()`` on the UI thread however it ends."""
         try:
             yield

@@ -149,8 +149,8 @@ class Session:
 
     @property
     def writing_caches(self) -> bool:
-        """Is the row cache being written, or held by its pause before the next write?"""
-        return self._row_writes.running
+        """Is the row cache being written, or are rows waiting for the next write?"""
+        return self._row_writes.pending
 
     def index_state(self) -> Glyph:
         """The search index and its watcher, as a glyph, a word and a colour."""
