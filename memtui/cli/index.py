@@ -19,6 +19,7 @@ from rich.progress import (
     BarColumn,
     MofNCompleteColumn,
     Progress,
+    TaskID,
     TextColumn,
     TimeElapsedColumn,
 )
@@ -101,7 +102,7 @@ class _ProgressBar:
 
     def __init__(self) -> None:
         self._progress: Progress | None = None
-        self._task = None
+        self._task: TaskID | None = None
 
     def __call__(self, done: int, total: int, phase: str) -> None:
         if self._progress is None:
@@ -117,6 +118,7 @@ class _ProgressBar:
             )
             self._progress.start()
             self._task = self._progress.add_task(phase, total=total)
+        assert self._task is not None  # added with the progress bar
         self._progress.update(self._task, completed=done, total=max(total, 1), description=phase)
 
     def close(self) -> None:

@@ -215,7 +215,7 @@ def _selected(root, args: argparse.Namespace) -> list[tuple[str, str | None]]:
 
 def _bind_for_prompt(root, items: list[tuple[str, str | None]], to: str | None, out) -> list[tuple[str, str | None]]:
     """Show each page's hash, destination and danger flags; bind the decision to those hashes."""
-    bound = []
+    bound: list[tuple[str, str | None]] = []
     for path, digest in items:
         review = qmod.inspect_page(root, path, to=to)
         if digest is not None and not review.sha256.startswith(digest):

@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from memtui.field.checks import Finding
-from memtui.field.field import ScanResult
+from memtui.field.field import FieldView, ScanResult
 from memtui.field.page import PageInfo
 from memtui.store.files import read_bytes
 
@@ -131,7 +131,7 @@ class Dialect:
         """Fill ``info.norm`` (and ``info.dialect``) for a page this instance claims; ``text`` is the page."""
         info.dialect = self.name
 
-    def page_checks(self, applied: Applied, field: Any, info: PageInfo) -> list[Finding]:
+    def page_checks(self, applied: Applied, field: FieldView, info: PageInfo) -> list[Finding]:
         """Findings only this format knows how to make, for one page it read (the field is loaded)."""
         return []
 

@@ -20,10 +20,12 @@ from __future__ import annotations
 import os
 import re
 from pathlib import Path
+from typing import Any
 
 from memtui.dialects.base import Applied, DetectContext, Dialect
 from memtui.field.body import FENCE_RE, mask_code_spans
 from memtui.field.checks import Finding, make_finding
+from memtui.field.field import FieldView
 from memtui.field.page import PageInfo
 
 AGENT_VIEW_LINES = 200
@@ -182,7 +184,9 @@ class ClaudeCode(Dialect):
                 norm.agent_view = _agent_view(text)
                 return
             meta = info.meta
-            nested = meta.get("metadata") if isinstance(meta.get("metadata"), dict) else {}
+            nested = meta.get("metadata")
+            if not isinstance(nested, dict):
+                nested = {}
             name = meta.get("name", nested.get("name"))
             if isinstance(name, str) and name.strip():
                 norm.title = name.strip()
@@ -204,9 +208,10 @@ class ClaudeCode(Dialect):
         )
         imports = _imports(text, info.body_line - 1 if info.fm_present else 0)
         if imports:
+            # Lists, as this reading has always made them (NormalPage.from_dict makes tuples): typing only.
             norm.imports = imports
 
-    def page_checks(self, applied: Applied, field, info: PageInfo) -> list[Finding]:
+    def page_checks(self, applied: Applied, field: FieldView, info: PageInfo) -> list[Finding]:
         out: list[Finding] = []
         view = info.norm.agent_view
         if isinstance(view, dict) and view.get("ends_at"):
@@ -225,7 +230,7 @@ class ClaudeCode(Dialect):
         return out
 
 
-def _agent_view(text: str) -> dict:
+def _agent_view(text: str) -> dict[str, Any]:
     """How much of an auto-memory MEMORY.md Claude Code loads: the line it stops after, if it stops."""
     lines = text.split("\n")
     if lines and lines[-1] == "":
@@ -240,9 +245,9 @@ def _agent_view(text: str) -> dict:
     return {"lines": len(lines), "ends_at": ends_at}
 
 
-def _imports(text: str, skip_lines: int) -> list[list]:
-    """``@path`` imports outside code, as ``[target, line]``."""
-    found: list[list] = []
+def _imports(text: str, skip_lines: int) -> list[tuple[str, int]]:
+    """``@path`` imports outside code, as ``(target, line)``."""
+    found: list[tuple[str, int]] = []
     fence = ""
     for number, line in enumerate(text.split("\n"), start=1):
         if number <= skip_lines:
@@ -260,11 +265,11 @@ def _imports(text: str, skip_lines: int) -> list[list]:
         for match in _IMPORT_RE.finditer(mask_code_spans(line) if "`" in line else line):
             target = match.group(1).rstrip(".,;:!?")
             if target:
-                found.append([target, number])
+                found.append((target, number))
     return found
 
 
-def _import_findings(field, info: PageInfo, target: str, line: int) -> list[Finding]:
+def _import_findings(field: FieldView, info: PageInfo, target: str, line: int) -> list[Finding]:
     """An import that names a path (a ``/`` or a file extension) must exist; ``~/`` is outside the field."""
     if target.startswith("~/") or os.path.isabs(target):
         return []

@@ -25,13 +25,14 @@ from memtui.dialects.sidecar_store import SidecarStore
 from memtui.errors import MemtuiError
 from memtui.field.field import ScanResult, Scope, scan_field
 
+OBSIDIAN = Obsidian()
 # Most specific first: a page goes to the first instance that claims it (memtui's own format last).
 DIALECTS: tuple[Dialect, ...] = (
     SidecarStore(),
     ClaudeCode(),
     OpenClaw(),
     BasicMemory(),
-    Obsidian(),
+    OBSIDIAN,
     MemtuiFormat(),
     Markdown(),
 )
@@ -125,7 +126,7 @@ def detect(root: Path, *, force: str | None = None, scanned: ScanResult | None =
             applied.extend(dialect.detect(ctx))
         names = {a.name for a in applied}
         if "obsidian" not in names and MEMTUI.name not in names:
-            applied.extend(BY_NAME["obsidian"].detect_by_links(ctx))
+            applied.extend(OBSIDIAN.detect_by_links(ctx))
     if force is None and not any(a.name in (MEMTUI.name, MARKDOWN.name) and not a.root for a in applied):
         # Pages no format claims are plain notes: memtui's own rules are not imposed on them.
         applied.append(Applied(MARKDOWN.name, "", ["the pages no other format claims (no marks of memtui's format)"]))

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 from pathlib import Path
 
 from memtui.dialects.detect import detect
@@ -24,7 +25,7 @@ def open_field(
     dialect: str | None = None,
     cache_dir: Path | None = None,
     use_cache: bool = True,
-    progress=None,
+    progress: Callable[[int, int], None] | None = None,
 ) -> Field:
     """Open a folder, or a ``*.memoryfield.zip`` read-only, reading every page through its dialect."""
     p = Path(path)

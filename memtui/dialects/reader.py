@@ -11,14 +11,15 @@ from __future__ import annotations
 
 import hashlib
 import json
+from collections.abc import Iterable
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from memtui.dialects.base import Applied, Dialect
 from memtui.dialects.detect import BY_NAME, DIALECTS, Detection
 from memtui.field import page as page_mod
 from memtui.field.checks import Finding
-from memtui.field.field import Scope
+from memtui.field.field import FieldView, Scope
 from memtui.field.page import PageInfo, decode
 from memtui.store.schema import schema_version
 
@@ -59,7 +60,7 @@ class DialectReader:
     def from_bytes(self, root: Path, path: str, data: bytes, mtime_ns: int) -> PageInfo:
         return self._through_dialect(root, page_mod.info_from_bytes(path, data, len(data), mtime_ns), data)
 
-    def checks(self, field) -> list[Finding]:
+    def checks(self, field: FieldView) -> list[Finding]:
         out: list[Finding] = []
         if all(type(dialect).page_checks is Dialect.page_checks for _, dialect in self.instances):
             return out  # no format here makes findings of its own: no pass over the pages
@@ -74,7 +75,7 @@ class DialectReader:
         """The dialect that reads the page at ``path`` (depends on the path alone: kept)."""
         known = self._instance_of.get(path, self)
         if known is not self:
-            return known
+            return cast("tuple[Applied, Dialect] | None", known)  # ``self`` only marks a path not looked up
         found = None
         for applied, dialect in self.instances:
             if applied.covers(path) and dialect.claims(applied, path):
@@ -107,9 +108,10 @@ class DialectReader:
         instance = self.instance_for(info.path)
         if instance is None or not hasattr(instance[1], "events"):
             return []
-        return instance[1].events(instance[0], Path(root), info.id or "")
+        events: list[dict[str, Any]] = instance[1].events(instance[0], Path(root), info.id or "")
+        return events
 
-    def counts(self, paths) -> list[tuple[Applied, int]]:
+    def counts(self, paths: Iterable[str]) -> list[tuple[Applied, int]]:
         """How many of the pages at ``paths`` each applied dialect read. The tally of the last call
         is kept and brought up to date by the paths added and gone (the dialect of a page depends
         on its path alone)."""

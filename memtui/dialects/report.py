@@ -8,11 +8,13 @@ which folders it left out (and the command that opens them), what
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, cast
 
 from memtui.dialects.base import Applied, Skipped
-from memtui.dialects.detect import BY_NAME
+from memtui.dialects.detect import BY_NAME, Detection
+from memtui.dialects.reader import DialectReader
 from memtui.field.checks import rule_settings
+from memtui.field.field import Field
 from memtui.field.rule_settings import RuleSettings
 
 
@@ -74,14 +76,14 @@ def merged(counts: list[tuple[Applied, int]]) -> list[tuple[Applied, int]]:
     return list(out.values())
 
 
-def field_report(field) -> FieldReport:
+def field_report(field: Field) -> FieldReport:
     """The report of a field opened through ``memtui.dialects.open``."""
     reader = field.reader
-    detection = getattr(reader, "detection", None)
+    detection: Detection | None = getattr(reader, "detection", None)
     if detection is None:
         return FieldReport([], [], rule_settings(field))
     return FieldReport(
-        merged(reader.counts(field.pages.keys())),
+        merged(cast(DialectReader, reader).counts(field.pages.keys())),  # the reader with a detection
         list(detection.skipped),
         rule_settings(field),
         detection.forced,

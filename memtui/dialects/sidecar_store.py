@@ -34,6 +34,7 @@ from memtui.dialects.base import (
     read_json_file,
 )
 from memtui.field.checks import Finding, make_finding
+from memtui.field.field import FieldView
 from memtui.field.page import PageInfo
 from memtui.store.files import read_bytes
 
@@ -64,7 +65,9 @@ class SidecarStore(Dialect):
                     continue
             evidence = []
             if isinstance(config, dict):
-                project = config.get("project") if isinstance(config.get("project"), dict) else {}
+                project = config.get("project")
+                if not isinstance(project, dict):
+                    project = {}
                 evidence.append(
                     f"{prefix}config.json (version {config.get('version', '?')}, project {project.get('name', '?')})"
                 )
@@ -146,7 +149,7 @@ class SidecarStore(Dialect):
         if isinstance(recorded, str) and recorded.startswith("sha256:") and recorded != content_hash(sidecar, text):
             norm.sidecar_problem = "the body or its sidecar changed since the store recorded its content hash"
 
-    def page_checks(self, applied: Applied, field, info: PageInfo) -> list[Finding]:
+    def page_checks(self, applied: Applied, field: FieldView, info: PageInfo) -> list[Finding]:
         problem = info.norm.sidecar_problem
         if not problem:
             return []

@@ -174,7 +174,8 @@ def run_steps(steps: Generator[None, None, T]) -> T:
         try:
             next(steps)
         except StopIteration as done:
-            return done.value
+            value: T = done.value  # what the generator returned
+            return value
 
 
 _CONFLICT_START_RE = re.compile(r"<{7}(?:[ \t]|$)")

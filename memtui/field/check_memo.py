@@ -37,35 +37,56 @@ its snapshots, used by one analysis at a time.
 from __future__ import annotations
 
 import datetime as _dt
+from collections import Counter
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypedDict
 
-from memtui.field.claims import KeptClaims
+from memtui.field.claims import Claim, KeptClaims
 from memtui.field.history import (
     CURRENT,
+    BrokenRef,
+    Edge,
     History,
     HistoryParts,
     own_status,
     subject_group,
 )
-from memtui.field.lookup import LookupTables, file_tables
+from memtui.field.lookup import LookupTables, Tables, file_tables
 from memtui.field.lookup import lookup_key as _folded
 from memtui.field.page import clean_ref, is_index_page
 
 if TYPE_CHECKING:
-    from memtui.field.field import Field
+    from memtui.field.field import Field, PageReader
     from memtui.field.page import PageInfo
+    from memtui.field.rule_settings import RuleSettings
+
+# The findings the memo keeps are ``checks.Finding``s, which this module cannot name (``checks``
+# imports it): it only holds them for ``checks``.
+Findings = list[Any]
+Group = tuple[str, str | None]  # a (subject, kind) group (``history.subject_group``)
+Contradiction = tuple[str, str | None, list[str]]  # (subject, kind, pages): ``History.contradictions``
+# (subject, kind, pages) -> (those pages' versions, the contradiction findings made of them)
+ContradictionFindings = dict[tuple[str, str | None, tuple[str, ...]], tuple[tuple["PageInfo", ...], Findings]]
+
+
+class Totals(TypedDict, total=False):
+    """The findings as ``memtui.toml`` wants them, per page, and their counts (``checks.field_findings``)."""
+
+    by_path: dict[str, Findings]
+    severity: Counter[str]
+    rule: Counter[str]
 
 
 @dataclass(slots=True)
 class PageRefs:
     """One page version's references, resolved against the field of one run."""
 
-    info: Any  # the PageInfo they were resolved for
-    findings: list  # link-broken and cite-source-missing findings
+    info: PageInfo  # the PageInfo they were resolved for
+    findings: Findings  # link-broken and cite-source-missing findings
     backlinks: list[tuple[str, int]]  # (target page, line) for each reference that leads to another page
     keys: frozenset[str]  # the folded names its references may look up
-    edges: tuple = ()  # its supersede references, resolved (``history.page_edges``)
+    edges: tuple[Edge, ...] = ()  # its supersede references, resolved (``history.page_edges``)
 
 
 @dataclass(slots=True)
@@ -78,10 +99,10 @@ class Moved:
     replaces: set[str]  # pages whose list of replaced pages changed
     trust: set[str]  # pages whose trust inputs changed: their version or their review record
     since: int  # the serial of the update these are compared with (CheckMemo.serial)
-    before: dict  # the pages of the field of that update
+    before: dict[str, PageInfo]  # the pages of the field of that update
 
 
-def _group_order(group: tuple) -> tuple[str, str]:
+def _group_order(group: Group) -> tuple[str, str]:
     return (group[0], group[1] or "")
 
 
@@ -89,12 +110,12 @@ def _group_order(group: tuple) -> tuple[str, str]:
 class _Graph:
     """The supersede graph of a history (``HistoryParts.graph``), kept without the field it was made for."""
 
-    replaces: dict
-    replaced_by: dict
-    broken: list
-    self_refs: list
-    cycles: list
-    superseded_twice: dict
+    replaces: dict[str, list[str]]
+    replaced_by: dict[str, list[str]]
+    broken: list[BrokenRef]
+    self_refs: list[str]
+    cycles: list[list[str]]
+    superseded_twice: dict[str, list[str]]
 
 
 def _name_forms(key: str) -> tuple[str, ...]:
@@ -120,16 +141,17 @@ class CheckMemo:
     """Per-page results of the last run of the checks over one field (see the module)."""
 
     def __init__(self) -> None:
-        self._infos: dict[str, Any] = {}  # the page versions the memo holds results for
+        self._infos: dict[str, PageInfo] = {}  # the page versions the memo holds results for
         self._refs: dict[str, PageRefs] = {}
         self._by_key: dict[str, set[str]] = {}  # folded name -> pages with a reference that may look it up
-        self._local: dict[str, tuple[Any, list]] = {}
+        self._local: dict[str, tuple[PageInfo, Findings]] = {}
         self.claims = KeptClaims()  # path -> (inputs, claims in context): claims.keep_claims keeps it
-        self.claim_findings: dict = {}  # path -> (claims in context, the findings made of them)
-        self._context: tuple | None = None
+        # path -> (claims in context, the findings made of them)
+        self.claim_findings: dict[str, tuple[list[Claim], Findings]] = {}
+        self._context: tuple[PageReader, str, frozenset[str], _dt.date] | None = None
         # The field's lookup tables, kept up to date page by page (see install_tables).
         self._lookup = LookupTables()
-        self._installed: dict[str, dict] | None = None
+        self._installed: Tables | None = None
         # What install_tables found since the last update: pages changed or added, pages
         # removed, and the folded names whose table entries changed.
         self._changed: set[str] = set()
@@ -140,27 +162,39 @@ class CheckMemo:
         # pages of each (subject, kind) and the groups holding more than one page.
         self._linked: set[str] = set()
         self._own: dict[str, str] = {}
-        self._group_of: dict[str, tuple] = {}
-        self._members: dict[tuple, set[str]] = {}
-        self._multi: set[tuple] = set()
+        self._group_of: dict[str, Group] = {}
+        self._members: dict[Group, set[str]] = {}
+        self._multi: set[Group] = set()
         self._indexes: set[str] = set()  # the routing indexes among the pages (checks.index_pages)
-        self._regrouped: set[tuple] = set()  # groups a page joined or left since the last update
-        self._contradictions: dict[tuple, tuple] = {}  # group -> its contradiction (subject, kind, pages)
+        self._regrouped: set[Group] = set()  # groups a page joined or left since the last update
+        self._contradictions: dict[Group, Contradiction] = {}  # group -> its contradiction (subject, kind, pages)
         # The backlink table (each list sorted), replaced list by list (snapshots keep theirs).
         self._backlinks: dict[str, list[tuple[str, int]]] = {}
         # Each page's trust state, for the page version and review record it was found for.
-        self.trusts: dict[str, tuple[Any, bool, str]] = {}  # Field.keep_trusts
-        # Each page's findings as the checks give them (see checks.field_findings).
-        self.assembled: dict[str, tuple] = {}
-        self.assembled_for: Any = None  # the rule settings they were adjusted with
-        self.totals: dict[str, int] = {}
+        self.trusts: dict[str, tuple[PageInfo, bool, str]] = {}  # Field.keep_trusts
+        # Each page's findings as the checks give them (see checks.field_findings): its own, its
+        # references', its claims', the field-wide ones about it, and all of them as memtui.toml wants.
+        self.assembled: dict[str, tuple[Sequence[Any], ...]] = {}
+        self.assembled_for: RuleSettings | None = None  # the rule settings they were adjusted with
+        self.totals: Totals = {}
         self.assembled_serial: int | None = None  # the update they were assembled after
-        self.wide: dict[str, list] = {}  # the field-wide findings of the last run, by page
-        self.contradiction_findings: dict = {}  # (subject, kind, pages) -> (their versions, findings)
+        self.wide: dict[str, Findings] = {}  # the field-wide findings of the last run, by page
+        self.contradiction_findings: ContradictionFindings = {}  # (subject, kind, pages) -> (their versions, findings)
         # What the last update moved (None: everything, the first update after a reset), and
         # what the next one compares with: the statuses, replaced pages and review records.
         self.moved: Moved | None = None
-        self._last: tuple | None = None
+        # (statuses, replaced pages, replacing pages, review records, graph, pages) of the last update
+        self._last: (
+            tuple[
+                dict[str, str],
+                dict[str, list[str]],
+                dict[str, list[str]],
+                dict[str, tuple[str, str]],
+                _Graph,
+                dict[str, PageInfo],
+            ]
+            | None
+        ) = None
         self.serial = 0  # counts the updates: what is kept from moved sets says which it followed
 
     def _reset(self) -> None:
@@ -213,6 +247,7 @@ class CheckMemo:
         infos = self._infos
         changed = [path for path, info in pages.items() if infos.get(path) is not info]
         removed = list(infos.keys() - pages.keys())
+        assert self._context is not None  # (set by _check_context)
         today = self._context[3].isoformat()
         for path in changed + removed:
             self._regroup(path, pages.get(path), today)
@@ -261,7 +296,7 @@ class CheckMemo:
             if len(members) > 1:
                 self._multi.add(group)
 
-    def update(self, field: Field, resolve_page) -> None:
+    def update(self, field: Field, resolve_page: Callable[[Field, PageInfo], PageRefs]) -> None:
         """Bring the memo up to ``field``: ``resolve_page(field, info) -> PageRefs`` is
         called for every page that a change since the last update may affect. The field
         gets its history and backlink table, made from what the memo keeps."""
@@ -299,6 +334,7 @@ class CheckMemo:
         self.redone = len(redo)
         graph_moved = graph_moved or any(path in linked for path in redo)  # (linked now)
         last = self._last[4] if self._last is not None and not graph_moved else None
+        assert self._context is not None  # (set by install_tables)
         parts = HistoryParts(
             edges=[(path, self._refs[path].edges) for path in pages if path in linked]
             if linked and last is None
@@ -323,7 +359,7 @@ class CheckMemo:
         )
         self._last = (history.status, history.replaces, history.replaced_by, field.approvals, graph, field.pages)
 
-    def _contradictions_now(self, field: Field, status: dict[str, str]) -> list[tuple]:
+    def _contradictions_now(self, field: Field, status: dict[str, str]) -> list[Contradiction]:
         """``History.contradictions``, made again only for the groups a page joined or left, or
         a page of which changed status (``self.moved``)."""
         held = self._contradictions
@@ -345,7 +381,9 @@ class CheckMemo:
         self._regrouped = set()
         return [held[group] for group in sorted(held, key=_group_order)]
 
-    def _moved(self, history: History, approvals: dict, versions: set[str], redo: set[str]) -> Moved | None:
+    def _moved(
+        self, history: History, approvals: dict[str, tuple[str, str]], versions: set[str], redo: set[str]
+    ) -> Moved | None:
         """What moved since the last update, found from the pages that changed and the supersede
         edges (a status changes only with the page's own version or with who replaces it)."""
         if self._last is None:
@@ -412,7 +450,7 @@ class CheckMemo:
     def refs(self, path: str) -> PageRefs:
         return self._refs[path]
 
-    def local(self, info: PageInfo, compute) -> list:
+    def local(self, info: PageInfo, compute: Callable[[PageInfo], Findings]) -> Findings:
         """A page's own findings (``compute(info)``), kept while the page is unchanged."""
         held = self._local.get(info.path)
         if held is not None and held[0] is info:

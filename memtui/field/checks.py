@@ -11,13 +11,14 @@ from __future__ import annotations
 import datetime as _dt
 import re
 from collections import Counter
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NoReturn
 
 from memtui.field import trust as trust_mod
-from memtui.field.check_memo import CheckMemo, PageRefs, reference_keys
+from memtui.field.check_memo import CheckMemo, ContradictionFindings, PageRefs, reference_keys
 from memtui.field.claims import (
+    Claim,
     each_page_in_context,
     field_claims,
     keep_claims,
@@ -186,11 +187,13 @@ def check_page_local(info: PageInfo) -> list[Finding]:
     for rule, line, message in info.problems:
         out.append(_finding(rule if rule in RULES else "page-unreadable", path, line, message))
     hazard_findings: dict[str, list[Finding]] = {}
-    for line, column, kind, label in info.hazards:
-        rule = _HAZARD_RULE.get(kind)
-        if rule is None:
+    for line, column, hazard, label in info.hazards:
+        hazard_rule = _HAZARD_RULE.get(hazard)
+        if hazard_rule is None:
             continue
-        hazard_findings.setdefault(rule, []).append(_finding(rule, path, line, f"{label} at column {column}"))
+        hazard_findings.setdefault(hazard_rule, []).append(
+            _finding(hazard_rule, path, line, f"{label} at column {column}")
+        )
     for rule, items in hazard_findings.items():
         total = sum(n for kind, n in info.hazard_counts.items() if _HAZARD_RULE.get(kind) == rule)
         out.extend(_capped(items, rule, path, total))
@@ -310,10 +313,10 @@ def page_references(field: Field, info: PageInfo) -> PageRefs:
     """A page's references resolved: its link-broken and cite-source-missing findings, the
     backlinks it gives other pages (as ``Field.backlinks`` counts them), and the names its
     references may look up (what ``CheckMemo`` watches)."""
-    out = []
+    out: list[Finding] = []
     path = info.path
     outgoing = field.outgoing(info)
-    resolved_sources = {}
+    resolved_sources: dict[str, PageInfo | None] = {}
     for kind, target, line, hit in outgoing:
         if kind == "link" and hit is None and not _names_a_file(field, target, path):
             out.append(_finding("link-broken", path, line, f"[[{target}]] matches no page"))
@@ -353,7 +356,9 @@ def _names_a_file(field: Field, target: str, near: str) -> bool:
 
 
 def _history_findings(
-    field: Field, paths: set[str] | None = None, kept: tuple[dict, dict] | None = None
+    field: Field,
+    paths: set[str] | None = None,
+    kept: tuple[ContradictionFindings, ContradictionFindings] | None = None,
 ) -> list[Finding]:
     """The findings of the supersede history. ``kept``: (the contradiction findings of the last
     run, by group; where this run puts them): a group of the same page versions keeps its findings."""
@@ -468,7 +473,7 @@ def claim_findings(field: Field, paths: set[str] | None = None, memo: CheckMemo 
     return [finding for found in claim_findings_per_page(field, memo).values() for finding in found]
 
 
-_NONE: tuple = ()  # the claim findings of a page without claims (one object: compared by identity)
+_NONE: tuple[()] = ()  # the claim findings of a page without claims (one object: compared by identity)
 
 
 def claim_findings_per_page(field: Field, memo: CheckMemo) -> dict[str, list[Finding]]:
@@ -504,7 +509,7 @@ def _keep_claim_findings(field: Field, memo: CheckMemo) -> set[str]:
     return changed
 
 
-def _claim_findings(field: Field, claims, paths: set[str] | None) -> list[Finding]:
+def _claim_findings(field: Field, claims: Iterable[Claim], paths: set[str] | None) -> list[Finding]:
     out: list[Finding] = []
     for claim in claims:
         if paths is not None and claim.path not in paths:
@@ -552,9 +557,9 @@ def check_field(
 
     def put(findings: Iterable[Finding]) -> None:
         for finding in findings:
-            finding = adjust(finding)
-            if finding is not None and (include_info or finding.severity != INFO):
-                emit(finding)
+            adjusted = adjust(finding)
+            if adjusted is not None and (include_info or adjusted.severity != INFO):
+                emit(adjusted)
 
     if memo is not None:
         found = field_findings(field, memo, settings)
@@ -572,7 +577,10 @@ def check_field(
 
 
 def _wide_findings(
-    field: Field, settings: RuleSettings, kept: tuple[dict, dict] | None = None, indexes: list[str] | None = None
+    field: Field,
+    settings: RuleSettings,
+    kept: tuple[ContradictionFindings, ContradictionFindings] | None = None,
+    indexes: list[str] | None = None,
 ) -> Iterable[Finding]:
     """The findings of the field as a whole (its scan, history, routing indexes, dialect, settings).
     ``kept``: see ``_history_findings``; ``indexes``: the field's ``index_pages``, when known."""
@@ -584,8 +592,8 @@ def _wide_findings(
     for index in index_pages(field) if indexes is None else indexes:
         yield from _memory_findings(field, index)
     yield from field.reader.checks(field)
-    for problem in settings.problems:
-        yield _finding("settings-invalid", SETTINGS_FILE, None, problem)
+    for message in settings.problems:
+        yield _finding("settings-invalid", SETTINGS_FILE, None, message)
 
 
 def _nothing() -> None:
@@ -630,7 +638,7 @@ def field_findings(
         moved = None
     memo.assembled_serial = memo.serial
     wide: dict[str, list[Finding]] = {}
-    groups: dict = {}
+    groups: ContradictionFindings = {}
     for finding in _wide_findings(field, settings, (memo.contradiction_findings, groups), memo.index_pages()):
         wide.setdefault(finding.path, []).append(finding)
     memo.contradiction_findings = groups
@@ -641,8 +649,8 @@ def field_findings(
     held = memo.assembled
     totals = memo.totals
     by_path = dict(totals["by_path"])
-    by_severity: Counter = totals["severity"].copy()
-    by_rule: Counter = totals["rule"].copy()
+    by_severity: Counter[str] = totals["severity"].copy()
+    by_rule: Counter[str] = totals["rule"].copy()
     adjust = settings.adjust
     changed: set[str] = set()
     local = memo.local
@@ -651,7 +659,7 @@ def field_findings(
     none = _NONE
     last_wide = memo.wide
 
-    def put(path: str, parts: tuple) -> None:
+    def put(path: str, parts: tuple[Sequence[Finding], ...]) -> None:
         entry = held.get(path)
         if entry is not None:
             for finding in entry[-1]:
@@ -678,8 +686,8 @@ def field_findings(
         if info is not None:
             own = local(info, check_page_local)
             linked = refs(path).findings
-            claimed = claims.get(path)
-            claimed = claimed[1] if claimed is not None else none
+            held_claims = claims.get(path)
+            claimed = held_claims[1] if held_claims is not None else none
             if (
                 entry is None
                 or entry[0] is not own
@@ -745,7 +753,7 @@ class _Single:
         self.pages = {info.path: info}
         self.reader = field.reader
 
-    def __getattr__(self, name: str):
+    def __getattr__(self, name: str) -> NoReturn:
         raise AttributeError(name)
 
 
@@ -760,7 +768,7 @@ def summarise(findings: Iterable[Finding], pages: int) -> dict[str, Any]:
     )
 
 
-def _summary(pages: int, by_severity: Counter, by_rule: Counter, pages_with_findings: int) -> dict[str, Any]:
+def _summary(pages: int, by_severity: Counter[str], by_rule: Counter[str], pages_with_findings: int) -> dict[str, Any]:
     return {
         "pages": pages,
         "errors": by_severity.get(ERROR, 0),
@@ -771,7 +779,7 @@ def _summary(pages: int, by_severity: Counter, by_rule: Counter, pages_with_find
     }
 
 
-def finding_sort_key(f: Finding) -> tuple:
+def finding_sort_key(f: Finding) -> tuple[str, int, int, str, str]:
     """The order of ``run_checks``: page, line, severity, rule, message."""
     return (f.path, f.line or 0, SEVERITY_ORDER[f.severity], f.rule, f.message)
 

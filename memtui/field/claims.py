@@ -25,10 +25,10 @@ import os
 import re
 import threading
 import time
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple, Protocol, cast
 
 from memtui.field import body as body_mod
 from memtui.field.page import PageInfo, decode
@@ -36,6 +36,10 @@ from memtui.store import gitrepo, signed_chunks
 from memtui.store.files import sha256_bytes
 from memtui.store.gc_pause import no_cycle_collection
 from memtui.store.schema import schema_version
+
+if TYPE_CHECKING:
+    from memtui.field.field import Field
+    from memtui.field.history import History
 
 STRENGTH = {"suggested": 0, "inferred": 1, "observed": 2, "stated": 3}
 TAGS = tuple(STRENGTH)
@@ -272,9 +276,9 @@ def write_entries(cache_dir: Path, shas: Iterable[str], entries: Iterable[tuple[
     """Write the cache file: first the page versions it holds (``shas``), then ``entries``, a chunk
     at a time as they come (best effort: False when it could not be written)."""
 
-    def chunks():
+    def chunks() -> Iterator[list[Any]]:
         yield sorted(shas)
-        chunk: list[tuple] = []
+        chunk: list[tuple[str, list[tuple[Any, ...]]]] = []
         for sha, claims in entries:
             chunk.append((sha, [tuple(claim) for claim in claims]))
             if len(chunk) == SAVE_CHUNK:
@@ -297,7 +301,7 @@ def write_entries(cache_dir: Path, shas: Iterable[str], entries: Iterable[tuple[
 CACHE = ClaimCache()
 
 
-def page_claims(field, path: str) -> list[LineClaim]:
+def page_claims(field: Field, path: str) -> list[LineClaim]:
     """The claims of one page of ``field`` as it is now (read once per content hash)."""
     info = field.pages.get(path)
     if info is None or not info.parsed:
@@ -311,7 +315,7 @@ def page_claims(field, path: str) -> list[LineClaim]:
     return claims
 
 
-def _read_claims(field, path: str, info: PageInfo) -> tuple[str | None, list[LineClaim]]:
+def _read_claims(field: Field, path: str, info: PageInfo) -> tuple[str | None, list[LineClaim]]:
     """The claims of the page's bytes on disk, and those bytes' content hash (None: unreadable)."""
     data = field.page_bytes(path)
     if data is None:
@@ -346,7 +350,7 @@ def _sources_of(claim: LineClaim, citation_sources: list[str]) -> list[str]:
     return found
 
 
-def field_claims(field, *, git: bool = True) -> list[Claim]:
+def field_claims(field: Field, *, git: bool = True) -> list[Claim]:
     """Every claim of the field, with its page's status and trust, and its promotion (if any).
 
     Computed when asked: a caller that needs them again keeps the list (the app's analysis
@@ -357,7 +361,7 @@ def field_claims(field, *, git: bool = True) -> list[Claim]:
         return _field_claims(field, git=git)
 
 
-def claims_in_page_order(pages: Iterable[str], per_page: KeptClaims) -> list[Claim]:
+def claims_in_page_order(pages: Iterable[str], per_page: Mapping[str, KeptEntry]) -> list[Claim]:
     """The claims ``keep_claims`` put in context, in the order of ``pages``."""
     return [claim for path in pages for claim in (per_page.get(path, _NO_ENTRY)[1] or ())]
 
@@ -365,12 +369,40 @@ def claims_in_page_order(pages: Iterable[str], per_page: KeptClaims) -> list[Cla
 _NO_ENTRY = ((), None)
 
 
-def page_claims_in_context(field, path: str, *, git: bool = True) -> list[Claim]:
+def page_claims_in_context(field: Field, path: str, *, git: bool = True) -> list[Claim]:
     """One page's claims in the field's context."""
     return [claim for claim in field_claims(field, git=git) if claim.path == path]
 
 
-class KeptClaims(dict):
+# What a page's claims were put in context with: its version, the versions of the pages it
+# (transitively) replaced, its status, its trust, the claims of its previous git revision.
+ClaimInputs = tuple[PageInfo, tuple["PageInfo | None", ...], str, str, "list[LineClaim] | None"]
+# A page's entry in ``KeptClaims``: (inputs, claims in context), or (page version,) and None
+# for a page without claims.
+KeptEntry = tuple[ClaimInputs, list[Claim]] | tuple[tuple[PageInfo], None]
+
+
+class MovedPages(Protocol):
+    """What ``keep_claims`` reads of ``CheckMemo.moved`` (``check_memo.Moved``; ``check_memo``
+    imports this module): the pages that moved since the update ``since``."""
+
+    @property
+    def versions(self) -> set[str]: ...
+
+    @property
+    def replaces(self) -> set[str]: ...
+
+    @property
+    def status(self) -> set[str]: ...
+
+    @property
+    def trust(self) -> set[str]: ...
+
+    @property
+    def since(self) -> int: ...
+
+
+class KeptClaims(dict[str, KeptEntry]):
     """Each page's claims in context, kept between the analyses of one field (``CheckMemo.claims``):
     path -> (inputs, claims in context), or (page version,) and None for a page without claims;
     ``head``: the git commit the previous revisions were read from."""
@@ -380,7 +412,7 @@ class KeptClaims(dict):
 
 
 def keep_claims(
-    field, per_page: KeptClaims, moved=None, serial: int | None = None, *, git: bool = True
+    field: Field, per_page: KeptClaims, moved: MovedPages | None = None, serial: int | None = None, *, git: bool = True
 ) -> set[str] | None:
     """Put the field's claims in context in ``per_page``, again only where it can have changed:
     a page is put in context again when its version, a page it replaced, its previous git
@@ -388,7 +420,7 @@ def keep_claims(
     ``serial``) says which pages those can be when ``per_page`` followed the update before;
     else every page is compared (``claims_in_page_order`` lists them). Returns the pages whose claims were put in context again or
     went (None: any may have)."""
-    cache_dir = getattr(field, "cache_dir", None)
+    cache_dir: Path | None = getattr(field, "cache_dir", None)
     CACHE.load(cache_dir)
     with no_cycle_collection():
         if moved is not None and (per_page.serial is None or moved.since != per_page.serial):
@@ -403,8 +435,8 @@ SAVE_AFTER_S = 60.0  # while pages change, the cache file is written again at mo
 SAVE_SHARE = 0.05  # ... unless this share of the page versions is not in it
 
 
-def _field_claims(field, *, git: bool) -> list[Claim]:
-    cache_dir = getattr(field, "cache_dir", None)
+def _field_claims(field: Field, *, git: bool) -> list[Claim]:
+    cache_dir: Path | None = getattr(field, "cache_dir", None)
     CACHE.load(cache_dir)
     history = field.history
     pages = field.pages
@@ -434,7 +466,7 @@ def _field_claims(field, *, git: bool) -> list[Claim]:
 class _Lines:
     """The claims of any page of a field, by path (``page_claims``), those read this pass kept."""
 
-    def __init__(self, field, read: dict[str, list[LineClaim]]) -> None:
+    def __init__(self, field: Field, read: dict[str, list[LineClaim]]) -> None:
         self._field = field
         self._read = read
 
@@ -447,7 +479,7 @@ class _Lines:
         return found
 
 
-def _kept_claims(field, git: bool, per_page: KeptClaims, moved) -> set[str] | None:
+def _kept_claims(field: Field, git: bool, per_page: KeptClaims, moved: MovedPages | None) -> set[str] | None:
     """``keep_claims``'s pass: only over the pages ``moved`` can have reached, or every page."""
     pages = field.pages
     history = field.history
@@ -459,7 +491,7 @@ def _kept_claims(field, git: bool, per_page: KeptClaims, moved) -> set[str] | No
         for gone in [path for path in per_page if path not in pages]:
             del per_page[gone]
         visit: Iterable[str] = pages
-        redone = None
+        redone: set[str] | None = None
     else:
         for gone in moved.versions:
             if gone not in pages:
@@ -505,7 +537,8 @@ def _kept_claims(field, git: bool, per_page: KeptClaims, moved) -> set[str] | No
         trust = trust_of(path)
         before = previous.get(path)
         if held is not None:
-            inputs = held[0]
+            # (a page in with_claims was either put in context afresh or kept with its claims' inputs)
+            inputs = cast(ClaimInputs, held[0])
             if (
                 inputs[2] == status
                 and inputs[3] == trust
@@ -528,11 +561,11 @@ def _kept_claims(field, git: bool, per_page: KeptClaims, moved) -> set[str] | No
     return redone
 
 
-def _versions(pages: dict, paths: list[str]) -> tuple:
+def _versions(pages: Mapping[str, PageInfo], paths: list[str]) -> tuple[PageInfo | None, ...]:
     return tuple(pages.get(p) for p in paths)
 
 
-def each_page_in_context(field, visit: Callable[[list[Claim]], None], *, git: bool = True) -> None:
+def each_page_in_context(field: Field, visit: Callable[[list[Claim]], None], *, git: bool = True) -> None:
     """Call ``visit`` with each page's claims in context (pages without claims are skipped), in no
     particular order, keeping none of them: what ``memtui check`` needs, in memory for one page.
 
@@ -541,7 +574,7 @@ def each_page_in_context(field, visit: Callable[[list[Claim]], None], *, git: bo
     again as the pass goes. ``field_claims`` instead keeps the whole list for the screens that
     show it; both put a page in context the same way.
     """
-    cache_dir = getattr(field, "cache_dir", None)
+    cache_dir: Path | None = getattr(field, "cache_dir", None)
     pages = field.pages
     history = field.history
     # Each version's first page, and the rest only where several pages hold the same bytes: a
@@ -580,12 +613,12 @@ def each_page_in_context(field, visit: Callable[[list[Claim]], None], *, git: bo
             unsound.append(True)  # listed without an entry
         for sha, path in first_path.items():
             if sha in left:
-                claims = CACHE.get(sha)
-                if claims is None:
-                    read_sha, claims = _read_claims(field, path, pages[path])
+                found = CACHE.get(sha)
+                if found is None:
+                    read_sha, found = _read_claims(field, path, pages[path])
                     if read_sha != sha:
                         continue  # changed since it was summarised: not this version's claims
-                yield sha, claims
+                yield sha, found
 
     def in_context() -> Iterator[tuple[str, list[LineClaim]]]:
         for sha, claims in entries():
@@ -615,7 +648,7 @@ def each_page_in_context(field, visit: Callable[[list[Claim]], None], *, git: bo
             write_entries(cache_dir, first_path, stream)
         for _ in stream:  # what is left when the file could not be written (or was not due)
             pass
-    if unsound and not missing:
+    if unsound and not missing and cache_dir is not None:  # (unsound only when there is a file)
         with contextlib.suppress(OSError):
             (Path(cache_dir) / CACHE_FILE).unlink()  # the next pass writes it whole
 
@@ -625,7 +658,7 @@ class _OlderClaims:
 
     KEEP = 500  # pages' claims (2,000 held 20 MB at 100,000 pages)
 
-    def __init__(self, field) -> None:
+    def __init__(self, field: Field) -> None:
         self._field = field
         self._held: dict[str, list[LineClaim]] = {}
 
@@ -644,7 +677,13 @@ class _OlderClaims:
         return found
 
 
-def _same_inputs(held: tuple, now: tuple) -> bool:
+class ClaimsByPath(Protocol):
+    """The claims of a field's pages by path: a dict, or one that reads them when asked."""
+
+    def get(self, path: str, default: list[LineClaim], /) -> list[LineClaim]: ...
+
+
+def _same_inputs(held: ClaimInputs, now: ClaimInputs) -> bool:
     """Page versions compared by identity (a field's summaries are shared while unchanged)."""
     return (
         held[0] is now[0]
@@ -656,7 +695,17 @@ def _same_inputs(held: tuple, now: tuple) -> bool:
     )
 
 
-def _page_in_context(path, claims, info, older, lines, pages, before, status, trust) -> list[Claim]:
+def _page_in_context(
+    path: str,
+    claims: list[LineClaim],
+    info: PageInfo,
+    older: list[str],
+    lines: ClaimsByPath,
+    pages: Mapping[str, PageInfo],
+    before: list[LineClaim],
+    status: str,
+    trust: str,
+) -> list[Claim]:
     citation_sources = info.citation_sources
     earlier: dict[str, Earlier] = {}
     for claim in claims:
@@ -708,7 +757,7 @@ _LAST_SAVE: dict[str, float] = {}  # cache folder -> when its claims file was la
 _MISSING: dict[str, tuple[frozenset[str], int]] = {}
 
 
-def _save_when_due(cache_dir, pages, changed: Iterable[str] | None = None) -> None:
+def _save_when_due(cache_dir: Path | None, pages: Mapping[str, PageInfo], changed: Iterable[str] | None = None) -> None:
     """Write the claims cache file when many page versions are missing from it, or a while
     after the last write (200,000 claims are 0.6 s of JSON: not after every change).
     ``changed``: the pages added or changed since the last call, when known: the count of
@@ -732,7 +781,7 @@ def _save_when_due(cache_dir, pages, changed: Iterable[str] | None = None) -> No
     _LAST_SAVE[key] = time.monotonic()
 
 
-def _predecessors(history, path: str) -> list[str]:
+def _predecessors(history: History, path: str) -> list[str]:
     """Every page ``path`` (transitively) replaced, nearest first."""
     seen: list[str] = []
     todo = list(history.replaces.get(path, []))
@@ -749,7 +798,7 @@ def _predecessors(history, path: str) -> list[str]:
 _GIT_MEMO: dict[tuple[str, str], dict[str, tuple[str, list[LineClaim]]]] = {}
 
 
-def _git_head(field) -> str | None:
+def _git_head(field: Field) -> str | None:
     """The HEAD commit of a git field (None: not a git field, no commit yet, or git failed)."""
     try:
         if not gitrepo.is_field_repo(field.root):
@@ -759,7 +808,9 @@ def _git_head(field) -> str | None:
         return None
 
 
-def _previous_revisions(field, with_claims: Iterable[str], head: str | None = None) -> dict[str, list[LineClaim]]:
+def _previous_revisions(
+    field: Field, with_claims: Iterable[str], head: str | None = None
+) -> dict[str, list[LineClaim]]:
     """For a git field: the claims of each page of ``with_claims`` in its previous revision (the one
     before the version on disk). ``head``: the field's HEAD commit, when the caller asked already.
 

@@ -13,13 +13,13 @@ import operator
 import os
 import re
 import time
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from os import (
     scandir,  # a name of this module's own, so a test can stand in for it here only
 )
 from pathlib import Path
-from typing import Protocol
+from typing import Any, Protocol
 
 from memtui.errors import FieldNotFoundError
 from memtui.field import page as page_mod
@@ -27,7 +27,7 @@ from memtui.field import page_cache, trust
 from memtui.field.body import FENCE_RE as _FENCE_RE
 from memtui.field.body import mask_code_spans
 from memtui.field.history import History, slug  # noqa: F401 - slug is part of this module's API
-from memtui.field.lookup import LookupTables, file_tables, lookup_key
+from memtui.field.lookup import LookupTables, Tables, file_tables, lookup_key
 from memtui.field.page import PageInfo, clean_ref, read_page
 from memtui.field.shared_parts import PartPool
 from memtui.store import locations
@@ -157,8 +157,8 @@ def _scan_field(root: Path, scope: Scope) -> ScanResult:
             problems.append(ScanProblem("folder-unreadable", rel_dir or ".", f"cannot list: {exc.strerror}"))
             continue
         prefix = f"{rel_dir}/" if rel_dir else ""
-        pages: list[os.DirEntry] = []
-        others: dict[str, os.DirEntry] = {}
+        pages: list[os.DirEntry[str]] = []
+        others: dict[str, os.DirEntry[str]] = {}
         with iterator:
             for entry in iterator:
                 name = entry.name
@@ -251,8 +251,26 @@ class PageReader(Protocol):
     def from_bytes(self, root: Path, path: str, data: bytes, mtime_ns: int) -> PageInfo:
         """Read a page from bytes already in hand (a proposed version, what the index read)."""
 
-    def checks(self, field: Field) -> list:
-        """Findings only the page's format knows how to make."""
+    def checks(self, field: FieldView) -> list[Any]:
+        """Findings only the page's format knows how to make (``checks.Finding``, which this module
+        cannot name: ``checks`` imports it)."""
+
+
+class FieldView(Protocol):
+    """What a reader's ``checks`` may ask of a field: a ``Field``, or a view of it holding one page
+    (``checks.check_page``)."""
+
+    @property
+    def root(self) -> Path: ...
+
+    @property
+    def content_root(self) -> Path: ...
+
+    @property
+    def pages(self) -> Mapping[str, PageInfo]: ...
+
+    @property
+    def reader(self) -> PageReader: ...
 
 
 class PlainReader:
@@ -268,7 +286,7 @@ class PlainReader:
     def from_bytes(self, root: Path, path: str, data: bytes, mtime_ns: int) -> PageInfo:
         return page_mod.info_from_bytes(path, data, len(data), mtime_ns)
 
-    def checks(self, field: Field) -> list:
+    def checks(self, field: FieldView) -> list[Any]:
         return []
 
 
@@ -280,7 +298,7 @@ def side_matches(info: PageInfo, side: tuple[int, int] | None) -> bool:
     return sidecar_unchanged(info.side, side)
 
 
-def sidecar_unchanged(read_with: list | None, side: tuple[int, int] | None) -> bool:
+def sidecar_unchanged(read_with: list[Any] | None, side: tuple[int, int] | None) -> bool:
     """``side_matches`` for the sidecar a page was read with (``PageInfo.side``)."""
     if read_with is None:
         return True  # the page's format has no sidecar
@@ -327,10 +345,10 @@ class Field:
         # Review decisions recorded outside the pages: path -> (sha256 approved, who).
         self.approvals: dict[str, tuple[str, str]] = {}
         self.generation = 0
-        self._lookup: dict[str, dict] | None = None
-        self._history = None
+        self._lookup: Tables | None = None
+        self._history: History | None = None
         self._backlinks: dict[str, list[tuple[str, int]]] | None = None
-        self._trusts: dict[str, tuple] | None = None
+        self._trusts: dict[str, tuple[PageInfo, bool, str]] | None = None
         # When a page was last read from disk, kept only where it was modified within
         # RACY_WINDOW_NS of that (``_is_racy``): 100,000 readings held 8 MB.
         self._read_at_ns: dict[str, int] = {}
@@ -360,7 +378,7 @@ class Field:
         use_cache: bool = True,
         readonly: bool = False,
         source: Path | None = None,
-        progress=None,
+        progress: Callable[[int, int], object] | None = None,
         reader: PageReader | None = None,
         scanned: ScanResult | None = None,
     ) -> Field:
@@ -613,7 +631,7 @@ class Field:
     def get(self, path: str) -> PageInfo | None:
         return self.pages.get(path)
 
-    def _tables(self) -> dict[str, dict]:
+    def _tables(self) -> Tables:
         """Lookup tables, keys compared with ``lookup_key`` (NFC, case-folded), made from every
         page (``LookupTables.of``) unless an analysis installed its own (``adopt_lookup``).
 
@@ -624,11 +642,11 @@ class Field:
             self._lookup = {**LookupTables.of(self.pages).tables, **file_tables(self.files)}
         return self._lookup
 
-    def has_lookup(self, tables: dict[str, dict]) -> bool:
+    def has_lookup(self, tables: Tables) -> bool:
         """Are ``tables`` (exactly these) this field's lookup tables?"""
         return self._lookup is not None and self._lookup is tables
 
-    def adopt_lookup(self, tables: dict[str, dict]) -> None:
+    def adopt_lookup(self, tables: Tables) -> None:
         """Take lookup tables kept up to date elsewhere for exactly these pages (``CheckMemo``)."""
         self._lookup = tables
 
@@ -691,7 +709,7 @@ class Field:
             return page.path
         tables = self._tables()
         for candidate in self._path_candidates(cleaned, near):
-            hit = tables["file"].get(lookup_key(candidate))
+            hit: str | None = tables["file"].get(lookup_key(candidate))
             if hit:
                 return hit
         if "/" not in cleaned:
@@ -769,12 +787,12 @@ class Field:
             kept[path] = (info, approved, state)
         return state
 
-    def keep_trusts(self, table: dict[str, tuple]) -> None:
+    def keep_trusts(self, table: dict[str, tuple[PageInfo, bool, str]]) -> None:
         """Keep each page's trust state in ``table`` (shared by the snapshots ``CheckMemo`` analyses:
         an entry holds for the page version and review verdict it was found for)."""
         self._trusts = table
 
-    def adopt_history(self, history) -> None:
+    def adopt_history(self, history: History) -> None:
         """Take a history made elsewhere for exactly these pages (``CheckMemo``)."""
         self._history = history
 
@@ -792,7 +810,9 @@ class Field:
         return out
 
     @staticmethod
-    def backlinks_given(info: PageInfo, outgoing) -> list[tuple[str, int]]:
+    def backlinks_given(
+        info: PageInfo, outgoing: Iterable[tuple[str, str, int, PageInfo | None]]
+    ) -> list[tuple[str, int]]:
         """(page, line) of each of ``outgoing`` (``Field.outgoing(info)``) that leads to another page."""
         return [(hit.path, line) for _, _, line, hit in outgoing if hit is not None and hit.path != info.path]
 
@@ -847,7 +867,7 @@ class Field:
         return found
 
     @property
-    def history(self):
+    def history(self) -> History:
         """The supersede graph over every page (built on first use)."""
         if self._history is None:
             self._history = History(self)

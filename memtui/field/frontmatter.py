@@ -19,9 +19,10 @@ from __future__ import annotations
 import datetime as _dt
 import math
 import re
+from collections.abc import Hashable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import yaml
 
@@ -29,10 +30,13 @@ from memtui.errors import FrontmatterError, StaleWriteError
 from memtui.store import safe_write
 from memtui.store.files import sha256_bytes
 
-try:  # libyaml bindings: ~10x faster; the pure-Python safe loader otherwise.
-    _BaseSafeLoader: type = yaml.CSafeLoader
-except AttributeError:  # pragma: no cover - depends on how PyYAML was built
-    _BaseSafeLoader = yaml.SafeLoader
+if TYPE_CHECKING:
+    _BaseSafeLoader = yaml.CSafeLoader  # the stubs know both loaders; they construct and load alike
+else:
+    try:  # libyaml bindings: ~10x faster; the pure-Python safe loader otherwise.
+        _BaseSafeLoader = yaml.CSafeLoader
+    except AttributeError:  # pragma: no cover - depends on how PyYAML was built
+        _BaseSafeLoader = yaml.SafeLoader
 
 MAX_FRONTMATTER_BYTES = 64 * 1024
 MAX_YAML_DEPTH = 32
@@ -118,7 +122,7 @@ def locate(text: str) -> Frontmatter:
     return fm
 
 
-class _NoAliasLoader(_BaseSafeLoader):  # type: ignore[misc, valid-type]
+class _NoAliasLoader(_BaseSafeLoader):
     """Safe loader; aliases are rejected before construction (see ``_refuse_aliases``).
 
     Records every key that appears twice in one mapping (``duplicate_keys``:
@@ -127,7 +131,7 @@ class _NoAliasLoader(_BaseSafeLoader):  # type: ignore[misc, valid-type]
 
     duplicate_keys: list[tuple[str, int]]
 
-    def construct_mapping(self, node, deep=False):  # noqa: ANN001 - PyYAML's signature
+    def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> dict[Hashable, Any]:
         if isinstance(node, yaml.MappingNode):
             seen: set[tuple[str, str]] = set()
             for key_node, _ in node.value:
@@ -265,7 +269,8 @@ def parse_yaml_mapping(
             "write frontmatter as 'key: value' lines",
             line=first_line,
         )
-    return normalise(data)
+    mapping: dict[str, Any] = normalise(data)  # a dict normalises to a dict of str keys
+    return mapping
 
 
 def top_level_key_lines(raw: str, first_line: int) -> dict[str, int]:

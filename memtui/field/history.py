@@ -26,7 +26,9 @@ import heapq
 import re
 import unicodedata
 from collections import defaultdict
+from collections.abc import Iterable
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, Protocol
 
 from memtui.field.page import PageInfo
@@ -53,7 +55,7 @@ class PageSet(Protocol):
     """What the history needs of a field: its pages, and how a reference resolves."""
 
     pages: dict[str, PageInfo]
-    root: Any
+    root: Path
 
     def resolve(self, target: str, *, near: str | None = None) -> PageInfo | None: ...
 
@@ -175,6 +177,28 @@ def page_edges(field_: PageSet, info: PageInfo) -> tuple[Edge, ...]:
     return tuple(out)
 
 
+class SupersedeGraph(Protocol):
+    """The graph of a history, as another history shares it (``HistoryParts.graph``)."""
+
+    @property
+    def replaces(self) -> dict[str, list[str]]: ...
+
+    @property
+    def replaced_by(self) -> dict[str, list[str]]: ...
+
+    @property
+    def broken(self) -> list[BrokenRef]: ...
+
+    @property
+    def self_refs(self) -> list[str]: ...
+
+    @property
+    def cycles(self) -> list[list[str]]: ...
+
+    @property
+    def superseded_twice(self) -> dict[str, list[str]]: ...
+
+
 @dataclass(slots=True)
 class HistoryParts:
     """What a history is made of, kept per page between field snapshots (``CheckMemo``):
@@ -185,8 +209,9 @@ class HistoryParts:
     own: dict[str, str]
     groups: list[tuple[tuple[str, str | None], set[str]]]
     today: str
-    graph: Any = None  # the graph of the last history (its attributes of these names), when no supersede reference changed since:
-    # its graph (edges, broken references, cycles) is shared, not made again from ``edges``
+    # The graph of the last history, when no supersede reference changed since: its graph
+    # (edges, broken references, cycles) is shared, not made again from ``edges``.
+    graph: SupersedeGraph | None = None
 
 
 class History:
@@ -302,7 +327,7 @@ class History:
                 group = subject_group(info) if status[path] == CURRENT else None
                 if group is not None:
                     groups[group].append(path)
-            candidates = groups.items()
+            candidates: Iterable[tuple[tuple[str, str | None], list[str]]] = groups.items()
         else:
             candidates = [(group, [p for p in paths if status.get(p) == CURRENT]) for group, paths in self._groups]
         found = []
@@ -332,8 +357,8 @@ class History:
         valid_to = _date(info.valid_to)
         if valid_to is None and self.replaced_by.get(path):
             # Closed by its successor's start when the page itself does not say.
-            starts = [_date(self.field.pages[p].valid_from) for p in self.replaced_by[path]]
-            starts = [s for s in starts if s]
+            dates = [_date(self.field.pages[p].valid_from) for p in self.replaced_by[path]]
+            starts = [s for s in dates if s]
             valid_to = min(starts) if starts else None
         return Version(
             ref=path,
@@ -506,7 +531,7 @@ class History:
         return [(chain, chain.as_of(day)) for chain in chains]
 
 
-def describe_event(event: dict) -> str:
+def describe_event(event: dict[str, Any]) -> str:
     """One line of a store's own timeline: ``2026-06-11T11:28 memory.marked_stale by agent: reason``."""
     stamp = str(event.get("timestamp") or "?")[:16]
     words = f"{stamp} {event.get('event') or '?'}"

@@ -108,13 +108,13 @@ class LookupTables:
             for entry in new:
                 if entry in old:
                     continue
-                bucket = holding.get(entry)
-                if bucket is None:
+                held = holding.get(entry)
+                if held is None:
                     holding[entry] = [path]
-                elif not bucket or bucket[-1] < path:
-                    bucket.append(path)  # pages taken in sorted order (a whole build): at the end
+                elif not held or held[-1] < path:
+                    held.append(path)  # pages taken in sorted order (a whole build): at the end
                 else:
-                    insort(bucket, path)
+                    insort(held, path)
                 touched.add(entry)
         if touched:
             tables = dict(self.tables)

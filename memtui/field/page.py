@@ -349,7 +349,7 @@ class PageInfo:
         return self.dialect == "memtui" and self.path.startswith(tuple(f + "/" for f in FACT_FOLDERS))
 
 
-_FIELD_NAMES: tuple[str, ...] = PageInfo.__slots__  # type: ignore[attr-defined]
+_FIELD_NAMES: tuple[str, ...] = PageInfo.__slots__
 
 
 def is_index_page(info: PageInfo) -> bool:

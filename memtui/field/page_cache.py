@@ -51,7 +51,7 @@ CACHE_FILE = "pages.bin"
 OLD_FILES = ("pages.json",)  # earlier schemas' files, removed when this one is written
 CHUNK = 2000
 
-FIELDS: tuple[str, ...] = PageInfo.__slots__  # type: ignore[attr-defined]
+FIELDS: tuple[str, ...] = PageInfo.__slots__
 _WIDTH = len(FIELDS)
 # The type every field of a row must have (None allowed where the summary allows it). An empty
 # list is stored as () (``shared_parts``).
@@ -130,7 +130,7 @@ def read_infos(cache_dir: Path, wanted: set[str] | None = None, *, signature: st
     return pages
 
 
-def _info(row: tuple) -> PageInfo | None:
+def _info(row: tuple[Any, ...]) -> PageInfo | None:
     for value, types in zip(row, _ROW_TYPES):
         if type(value) not in types:
             return None
@@ -153,10 +153,10 @@ def info_if_unchanged(info: PageInfo | None, path: str, size: int, mtime_ns: int
     return None
 
 
-def rows(infos: Iterable[PageInfo]) -> Iterator[list[tuple]]:
+def rows(infos: Iterable[PageInfo]) -> Iterator[list[tuple[Any, ...]]]:
     """Rows of ``CHUNK`` summaries, their repeated parts made the same object within a chunk
     (``shared_parts``: ``marshal`` then stores each once, and reading shares them)."""
-    chunk: list[tuple] = []
+    chunk: list[tuple[Any, ...]] = []
     pool = PartPool()
     for info in infos:
         shared = pool.share(copy.copy(info))  # the field's own summaries are left as they are

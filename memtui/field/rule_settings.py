@@ -21,13 +21,38 @@ import os
 import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol, TypeVar
 
 from memtui.store.files import read_bytes
 
 SETTINGS_FILE = "memtui.toml"
 MAX_SETTINGS_BYTES = 64 * 1024
 OFF = "off"
+
+
+class RuleFinding(Protocol):
+    """What the settings read of a finding (``checks.Finding``; ``checks`` imports this module),
+    and how they make it again with another severity."""
+
+    def __init__(self, rule: str, severity: str, path: str, line: int | None, message: str) -> None: ...
+
+    @property
+    def rule(self) -> str: ...
+
+    @property
+    def severity(self) -> str: ...
+
+    @property
+    def path(self) -> str: ...
+
+    @property
+    def line(self) -> int | None: ...
+
+    @property
+    def message(self) -> str: ...
+
+
+F = TypeVar("F", bound=RuleFinding)
 
 
 @dataclass(slots=True)
@@ -64,13 +89,13 @@ class RuleSettings:
         lines.extend(f"ignored: {pattern}" for pattern in self.ignore)
         return lines
 
-    def apply(self, findings: list, severities: dict[str, str]) -> list:
+    def apply(self, findings: list[F], severities: dict[str, str]) -> list[F]:
         """The findings as the settings want them (``severities``: each rule's default)."""
         if not self.changes and not self.ignore:
             return findings
         return [f for f in map(self.adjust, findings) if f is not None]
 
-    def adjust(self, finding):
+    def adjust(self, finding: F) -> F | None:
         """The finding as the settings want it: its severity changed, or None when switched off or ignored."""
         if finding.rule == "settings-invalid" or (not self.changes and not self.ignore):
             return finding

@@ -23,7 +23,10 @@ once and reading it back shares it again); a build helper shares the records it 
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from memtui.field.page import PageInfo
 
 SHORT = 64  # strings up to this long are shared
 
@@ -50,21 +53,21 @@ class PartPool:
 
     def __init__(self) -> None:
         self._strings: dict[str, str] = {}
-        self._pairs: dict[tuple, tuple] = {}
-        self._dicts: dict[tuple, dict] = {}
+        self._pairs: dict[tuple[type, Any, type, Any], tuple[Any, Any]] = {}  # (kind, value, kind, line) -> pair
+        self._dicts: dict[tuple[tuple[str, Any], ...], dict[str, Any]] = {}  # the items -> the dict
 
     def string(self, value: str) -> str:
         if len(value) > SHORT:
             return value
         return self._strings.setdefault(value, value)
 
-    def mapping(self, value: dict, *, whole: bool = False) -> dict:
+    def mapping(self, value: dict[str, Any], *, whole: bool = False) -> dict[str, Any]:
         """``value`` with its string keys and short string values shared; with ``whole``, an
         equal dict of int values seen before is returned instead (the same object)."""
         if not value:
             return self._dicts.setdefault((), value)
         strings = self._strings
-        out = {}
+        out: dict[str, Any] = {}
         ints = whole
         for key, item in value.items():
             if type(key) is str and len(key) <= SHORT:
@@ -81,12 +84,12 @@ class PartPool:
             return self._dicts.setdefault(tuple(out.items()), out)
         return out
 
-    def pairs(self, value: list) -> list | tuple:
+    def pairs(self, value: list[Any]) -> list[Any] | tuple[()]:
         """A list of ``(value, line)`` pairs with each pair shared; ``()`` when empty."""
         if not value:
             return ()
         shared = self._pairs
-        out = []
+        out: list[Any] = []
         for pair in value:
             if type(pair) is tuple and len(pair) == 2:
                 first, line = pair
@@ -99,7 +102,7 @@ class PartPool:
             out.append(pair)
         return out
 
-    def share(self, info: Any) -> Any:
+    def share(self, info: PageInfo) -> PageInfo:
         """``info`` (a PageInfo being stored) with its repeated parts shared, in place."""
         for name in DICT_FIELDS:
             setattr(info, name, self.mapping(getattr(info, name), whole=name in INT_DICT_FIELDS))

@@ -41,9 +41,10 @@ import os
 import re
 import unicodedata
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass
 from operator import add
-from typing import NamedTuple
+from typing import NamedTuple, cast
 
 import whoosh
 from whoosh import analysis, fields, formats
@@ -365,7 +366,7 @@ def _latin_language(sample: str) -> str:
     return "en" if english >= 3 else ""
 
 
-_STEMMERS: dict[str, object] = {}
+_STEMMERS: dict[str, Callable[[str], str]] = {}
 
 
 def stem(word: str) -> str:
@@ -591,7 +592,7 @@ def term_counts(value, lang: str = "") -> dict[str, int]:
         if found.__class__ is str:
             out[found] = get(found, 0) + count
         else:
-            for term in found.terms:
+            for term in cast(Compiled, found).terms:  # not a str: a Compiled (the checker does not follow __class__)
                 out[term] = get(term, 0) + count
     if runs:
         # Every pair of neighbouring characters of the runs joined by NUL, counted in C; the

@@ -9,7 +9,7 @@ named messages below on stdin/stdout with the process that started it (and only 
     <- Read(root, [path, ...], page_cache_dir or None, reader spec or None)
                                            read these pages as the field's dialects do (the ones
                                            the field has read, from its page cache)
-    -> Progressed(count)                   now and then
+    -> Progressed(done)                    now and then
     -> Records([PageRecord, ...])          what the parent needs for statuses
     <- Index(gen_dir, {path: (status, successors)}, segment_bytes)
     -> Segments([segment, ...])            finished Whoosh segments in gen_dir, one per
@@ -28,7 +28,7 @@ import sys
 import tempfile
 import traceback
 from pathlib import Path
-from typing import Any, BinaryIO, NamedTuple
+from typing import IO, Any, BinaryIO, NamedTuple
 
 _HEADER = struct.Struct("!Q")
 
@@ -49,7 +49,7 @@ class Read(NamedTuple):
 
 
 class Progressed(NamedTuple):
-    count: int
+    done: int  # pages read, or indexed, so far
 
 
 class Records(NamedTuple):
@@ -70,14 +70,14 @@ class Failed(NamedTuple):
     text: str
 
 
-def send(stream: BinaryIO, message: Any) -> None:
+def send(stream: IO[bytes], message: Any) -> None:
     data = pickle.dumps(message, protocol=pickle.HIGHEST_PROTOCOL)
     stream.write(_HEADER.pack(len(data)))
     stream.write(data)
     stream.flush()
 
 
-def receive(stream: BinaryIO) -> Any:
+def receive(stream: IO[bytes]) -> Any:
     header = stream.read(_HEADER.size)
     if len(header) < _HEADER.size:
         raise EOFError("the other side closed the pipe")
@@ -103,8 +103,8 @@ def serve(inbox: BinaryIO, outbox: BinaryIO) -> None:
     message = receive(inbox)
     if isinstance(message, Optimize):
         ix = open_index(message.gen_dir)
-        writer = FastSegmentWriter(ix, codec=codec(), limitmb=256, timeout=5.0)
-        writer.commit(optimize=True)
+        merger = FastSegmentWriter(ix, codec=codec(), limitmb=256, timeout=5.0)
+        merger.commit(optimize=True)
         send(outbox, Optimized())
         return
     assert isinstance(message, Read), message
@@ -131,7 +131,7 @@ def serve(inbox: BinaryIO, outbox: BinaryIO) -> None:
     gen_dir, statuses, segment_bytes = asked
     ix = open_index(gen_dir)
     segments = []
-    writer = None
+    writer: FastSegmentWriter | None = None
     held = 0  # bytes of text in the segment being made
     spool.seek(0)
     for number, record in enumerate(records, start=1):

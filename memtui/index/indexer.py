@@ -17,6 +17,7 @@ import os
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from whoosh.reading import SegmentReader
 
@@ -215,7 +216,7 @@ class IndexGeneration:
         except (OSError, AttributeError):
             return SMALL_MERGE_BYTES  # not a compound segment file: counted as a whole step
 
-    def small_merge_step(self) -> list:
+    def small_merge_step(self) -> list[Any]:
         """The small segments one merge step joins: the smallest first, at least two, while
         their files stay within ``SMALL_MERGE_BYTES``. The writer thread commits nothing while
         it merges, so a step is kept short (joining a dozen one-page CJK segments took half a
@@ -228,7 +229,8 @@ class IndexGeneration:
         small = sorted(
             (segment for segment in segments(self.ix) if segment.doc_count_all() < threshold), key=self._segment_bytes
         )
-        chosen, total = [], 0
+        chosen: list[Any] = []  # Whoosh segments
+        total = 0
         for segment in small:
             size = self._segment_bytes(segment)
             if len(chosen) >= 2 and (total + size > SMALL_MERGE_BYTES or size > MERGE_TIER_RATIO * total):
@@ -349,14 +351,14 @@ class IndexGeneration:
             record = merged[path]
             if record.status == status and record.successors == successors:
                 continue
-            doc = plan.docs.get(path)
-            if doc is None:
-                doc = read_page_doc(root, path, reader=self.reader)
-                if doc is None:
+            moved = plan.docs.get(path)
+            if moved is None:
+                moved = read_page_doc(root, path, reader=self.reader)
+                if moved is None:
                     continue  # vanished since: the watcher reports it
-                plan.docs[path] = doc
+                plan.docs[path] = moved
                 plan.status_updates += 1
-            doc.record.status, doc.record.successors = status, successors
+            moved.record.status, moved.record.successors = status, successors
             if path not in reported:
                 plan.batch.changed.append(path)
                 reported.add(path)

@@ -30,6 +30,7 @@ import sys
 import threading
 from collections.abc import Callable
 from pathlib import Path
+from typing import IO, Any, cast
 
 from memtui.field.field import PLAIN_READER, PageReader, ScanEntry
 from memtui.index.analysis import codec
@@ -117,6 +118,9 @@ class HelperProcess:
             stderr=subprocess.DEVNULL,
             cwd=os.path.abspath(os.sep),  # a folder nobody plants modules in; -I keeps it off sys.path anyway
         )
+        # Its pipes (both asked for: never None): what it is told, what it says.
+        self.to_helper = cast(IO[bytes], self.proc.stdin)
+        self.from_helper = cast(IO[bytes], self.proc.stdout)
         self.index = index
         self.messages: queue.Queue = queue.Queue()
         self.reader = threading.Thread(target=self._read, daemon=True, name=f"memtui-build-reader-{index}")
@@ -125,12 +129,12 @@ class HelperProcess:
     def _read(self) -> None:
         try:
             while True:
-                self.messages.put(receive(self.proc.stdout))
+                self.messages.put(receive(self.from_helper))
         except Exception as exc:  # noqa: BLE001 - EOF or garbage: the worker is gone
             self.messages.put(Failed(f"{type(exc).__name__}: {exc}"))
 
     def send(self, message) -> None:
-        send(self.proc.stdin, message)
+        send(self.to_helper, message)
 
     def stop(self) -> None:
         if self.proc.poll() is None:
@@ -139,7 +143,7 @@ class HelperProcess:
             self.proc.wait(timeout=10)
         except subprocess.TimeoutExpired:  # pragma: no cover
             pass
-        for stream in (self.proc.stdin, self.proc.stdout):
+        for stream in (self.to_helper, self.from_helper):
             try:
                 stream.close()
             except OSError:
@@ -157,7 +161,12 @@ class BuildFailed(Exception):
 
 
 def _await(
-    workers: list[HelperProcess], kind: type, done: list[int], total: int, phase: str, progress: Progress | None
+    workers: list[HelperProcess],
+    kind: type[tuple[Any, ...]],
+    done: list[int],
+    total: int,
+    phase: str,
+    progress: Progress | None,
 ) -> list:
     """Wait for one ``kind`` message from every worker (its first field), passing progress along."""
     answers: list = [None] * len(workers)
@@ -169,7 +178,7 @@ def _await(
             except queue.Empty:
                 continue
             if isinstance(message, Progressed):
-                done[number] = message.count
+                done[number] = message.done
                 if progress is not None:
                     progress(min(sum(done), total), total, phase)
             elif isinstance(message, kind):

@@ -25,6 +25,7 @@ from __future__ import annotations
 import json
 from collections.abc import Callable, Iterable, Iterator, MutableMapping, Sequence
 from pathlib import Path
+from typing import Any, cast
 
 from memtui.field.field import sidecar_unchanged
 from memtui.index.records import PageRecord
@@ -33,7 +34,7 @@ SNAPSHOT_FILE = "memtui-records.json"
 SNAPSHOT_FORMAT = 2
 
 
-Stamp = tuple  # (size, mtime_ns, sidecar stamp as PageRecord.side holds it)
+Stamp = tuple[int, int, list[Any] | None]  # (size, mtime_ns, sidecar stamp as PageRecord.side holds it)
 
 
 def stamp_of(record: PageRecord) -> Stamp:
@@ -209,7 +210,7 @@ class RecordTable(MutableMapping):
 def write_snapshot(gen_dir: Path, toc: int, table: RecordTable, write: Callable[[Path, bytes], None]) -> None:
     """Write the stamps and references of every page of ``table`` as the snapshot of commit ``toc``."""
     paths = list(table)
-    stamps = [table.stamp(path) for path in paths]
+    stamps = cast(list[Stamp], [table.stamp(path) for path in paths])  # every page of the table has one
     refs = {}
     for path in paths:
         record = table._full.get(path)

@@ -23,6 +23,7 @@ of memtui uses, without re-parsing page bodies.
 from __future__ import annotations
 
 import os
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 from typing import Any, NamedTuple
@@ -236,6 +237,7 @@ def _strings(value: Any) -> tuple[str, ...]:
     """A YAML list, or a comma-separated string, as strings."""
     if value is None or isinstance(value, bool):
         return ()
+    items: Sequence[str | int | float]
     if isinstance(value, (list, tuple, set)):
         items = [item for item in value if isinstance(item, (str, int, float)) and not isinstance(item, bool)]
     elif isinstance(value, str):

@@ -268,7 +268,7 @@ class QueryBuilder:
         if whole is not None:
             variants: list[wq.Query] = [wq.Term(self.fieldname, whole, boost=WHOLE_BOOST)]
             terms = {whole}
-            sequences = [((whole,), (find_fold(chunk),))]
+            sequences: list[tuple[tuple[str, ...], tuple[str, ...]]] = [((whole,), (find_fold(chunk),))]
             for pieces in by_lang.values():
                 primary = [p for p in pieces if p.primary]
                 terms.update(p.term for p in primary)
@@ -623,9 +623,13 @@ def _assemble(text, units: list[Unit], conditions: list[wq.Query], runs: list[st
             continue
         for leaf in _leaves(condition):
             if getattr(leaf, "fieldname", None) == "tag" and isinstance(getattr(leaf, "text", None), str):
-                pattern = leaf.text.lower() if isinstance(leaf, (wq.Prefix, wq.Wildcard)) else None
+                pattern: str | None
                 if isinstance(leaf, wq.Prefix):
-                    pattern += "*"
+                    pattern = leaf.text.lower() + "*"
+                elif isinstance(leaf, wq.Wildcard):
+                    pattern = leaf.text.lower()
+                else:
+                    pattern = None
                 result.source_tags.update(
                     tag
                     for tag in TAG_VALUES
@@ -1183,7 +1187,7 @@ def _best_line(body: str, parsed: ParsedQuery, lang: str = "") -> int | None:
     best, best_score = None, floor
     for line_start, terms in lines.items():
         raw = _line_at(body, line_start)
-        score = sum(1 for unit in parsed.units if unit.terms & terms)
+        score: float = sum(1 for unit in parsed.units if unit.terms & terms)
         score += sum(1 for p in parsed.prefixes if any(t.startswith(p) for t in terms))
         score -= 0.5 if raw.lstrip().startswith("#") else 0.0
         score -= 0.75 if _struck(raw) else 0.0

@@ -57,7 +57,7 @@ import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import Self
+from typing import Any, Self, cast
 
 from memtui.dialects.open import reader_for
 from memtui.errors import MemtuiError
@@ -91,6 +91,7 @@ from memtui.index.recall import (
     load_golden,
     run_recall,
 )
+from memtui.index.record_table import RecordTable
 from memtui.index.search import index_languages, parse_query, run_search
 from memtui.index.store import (
     MANIFEST_FILE,
@@ -156,8 +157,8 @@ class IndexService:
         self._store = IndexStore(self.location)
         self._gen: IndexGeneration | None = None
         self._manifest: Manifest | None = None
-        self._ix = None  # the Whoosh index searched (the generation's, or a reader's)
-        self._searcher = None
+        self._ix: Any = None  # the Whoosh index searched (the generation's, or a reader's)
+        self._searcher: Any = None  # a Whoosh searcher of it, once one is open
         self._searcher_stale = False
         self._search_lock = threading.RLock()
         self._reader_stamp: tuple | None = None
@@ -197,6 +198,11 @@ class IndexService:
         self._writer_helper_allowed = writer_helper and not os.environ.get("MEMTUI_NO_WRITER_HELPER")
         self._helper: WriterHelper | None = None
 
+    @property
+    def _page_reader(self) -> PageReader:
+        """``reader``, which ``open()`` sets (when not given) before anything reads a page."""
+        return cast(PageReader, self.reader)
+
     # ================================================================== public
     @property
     def recipe(self) -> dict:
@@ -229,7 +235,7 @@ class IndexService:
     def state(self) -> SyncState:
         pending = len(self._debouncer) + (1 if self._busy else 0) + len(self._requests)
         if self.helper_writes():
-            sync = self._helper.sync
+            sync = cast(WriterHelper, self._helper).sync  # helper_writes(): there is a helper
             mode = self._mode if self._mode in ("gone", "down") else sync.mode
             message = self._message if mode == self._mode else sync.message
             return SyncState(mode, sync.last_sync, pending + sync.pending, sync.indexed_pages or self._pages, message)
@@ -378,7 +384,7 @@ class IndexService:
         if self.readonly_field or self._thread is not None or (self._frozen and not self._writer):
             return  # a zip, already watching, or an index folder nobody can write
         self._hand_over()
-        self._watcher = FieldWatcher(self.root, self._on_path, self._on_barrier, self.reader.scope)
+        self._watcher = FieldWatcher(self.root, self._on_path, self._on_barrier, self._page_reader.scope)
         self._start_watcher(polling=False)
         self._thread = threading.Thread(target=self._run, name="memtui-index-writer", daemon=True)
         self._thread.start()
@@ -505,7 +511,7 @@ class IndexService:
                     reason = "the index recipe changed"
                 else:
                     self._gen = IndexGeneration.open(gen_dir, status_day=manifest.status_day, toc=manifest.toc)
-                    self._gen.reader = self.reader
+                    self._gen.reader = self._page_reader
                     self._manifest = manifest
             except UntrustedIndex as exc:
                 reason = str(exc)
@@ -546,14 +552,14 @@ class IndexService:
     ) -> None:
         """Build a new generation; swap it in only when complete (and, if gated, when it passes golden.yaml)."""
         old_dir = old_dir or (self._gen.dir if self._gen is not None else None)
-        entries = scan(self.root, self.reader.scope)[0]
+        entries = scan(self.root, self._page_reader.scope)[0]
         new_dir = self._store.new_generation()
         try:
             gen = None
             if should_run_parallel(len(entries)):
                 gen = IndexGeneration.create(new_dir)
                 records = build_parallel(
-                    self.root, new_dir, entries, progress, page_cache_dir=self.page_cache_dir, reader=self.reader
+                    self.root, new_dir, entries, progress, page_cache_dir=self.page_cache_dir, reader=self._page_reader
                 )
                 if records is None:
                     report.notes.append(f"the two-process build failed ({last_failure()}): built in one process")
@@ -565,12 +571,14 @@ class IndexService:
             if gen is None:
                 if progress is not None:
                     progress(0, len(entries), "reading")
-                docs = read_all(self.root, entries, progress, page_cache_dir=self.page_cache_dir, reader=self.reader)
-                assign_statuses(self.root, docs, self.reader)
+                docs = read_all(
+                    self.root, entries, progress, page_cache_dir=self.page_cache_dir, reader=self._page_reader
+                )
+                assign_statuses(self.root, docs, self._page_reader)
                 gen = IndexGeneration.create(new_dir)
                 gen.build(docs, len(docs), progress)
                 del docs
-            gen.reader = self.reader
+            gen.reader = self._page_reader
             gen.save_snapshot()
             manifest = write_manifest(new_dir, self.recipe, status_day=today(), pages=len(gen.records))
         except BaseException:
@@ -881,7 +889,7 @@ class IndexService:
         self._helper = helper
         self._mode, self._message = "read-only", READER_MESSAGE  # shown only if the helper gives up
         try:
-            helper.open(self.root, self.location, reader_spec(self.reader), self.golden_path)
+            helper.open(self.root, self.location, reader_spec(self._page_reader), self.golden_path)
         except (OSError, ValueError):
             pass  # it is gone: the next supervision takes the lock back
         with contextlib.suppress(UntrustedIndex):
@@ -927,7 +935,7 @@ class IndexService:
         try:
             ix = open_index(job.dir)
             merged = IndexGeneration(job.dir, ix, job.records)
-            merged.reader = self.reader
+            merged.reader = self._page_reader
             merged.status_day = job.status_day
             merged.references = job.references
             if job.dirty:  # what was committed to the old generation meanwhile, read again
@@ -1195,7 +1203,7 @@ class _MergeBeside:
         self,
         optimize: BackgroundOptimize,
         gen_dir: Path,
-        records: dict,
+        records: RecordTable,
         status_day: str,
         references: list[tuple[str, str]] | None,
     ) -> None:

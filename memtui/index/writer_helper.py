@@ -118,7 +118,7 @@ class WriterHelper(HelperProcess):
     def _read(self) -> None:  # the message thread (``HelperProcess`` starts it)
         try:
             while True:
-                self._handle(receive(self.proc.stdout))
+                self._handle(receive(self.from_helper))
         except Exception as exc:  # noqa: BLE001 - EOF or garbage: the helper is gone
             self.failure = self.failure or f"stopped ({type(exc).__name__}: {exc})"
         finally:
@@ -188,7 +188,7 @@ class WriterHelper(HelperProcess):
         if self.proc.poll() is None:
             try:
                 self.send(Stop())
-                self.proc.stdin.close()
+                self.to_helper.close()
             except (OSError, ValueError):
                 pass
             try:

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import difflib
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -190,6 +191,7 @@ def page_diff(path: str, old: bytes | None, new: bytes | None, *, context: int |
     a = split_lines(old)
     b = split_lines(new)
     matcher = difflib.SequenceMatcher(None, a, b, autojunk=False)
+    groups: list[Sequence[tuple[str, int, int, int, int]]]
     if context is None:
         groups = [matcher.get_opcodes()] if a or b else []
         if groups and all(op[0] == "equal" for op in groups[0]) and action == "same":

@@ -51,10 +51,13 @@ import json
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from memtui.errors import MemtuiError
 from memtui.store import gitrepo, locations, signing, state
+
+if TYPE_CHECKING:
+    from memtui.field.field import Field
 
 LEDGER_FILE = "ledger.jsonl"
 
@@ -116,7 +119,7 @@ class LedgerEntry:
         }
 
     @classmethod
-    def from_json(cls, data: dict[str, Any]) -> LedgerEntry:
+    def from_json(cls, data: object) -> LedgerEntry:
         """Build an entry from a parsed line; raises ``ValueError`` if it is not a decision."""
         if not isinstance(data, dict):
             raise ValueError("not an object")
@@ -391,7 +394,7 @@ def approvals(root: Path) -> dict[str, tuple[str, str]]:
         return {}
 
 
-def with_approvals(field):
+def with_approvals(field: Field) -> Field:
     """``field`` with the review evidence of the ledger (``Field.approvals``) filled in."""
     field.approvals = approvals(field.root)
     return field

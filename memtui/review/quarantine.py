@@ -37,6 +37,7 @@ from __future__ import annotations
 
 import datetime as _dt
 import os
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 from typing import TYPE_CHECKING, Any
@@ -379,7 +380,7 @@ def parse_bound(arg: str) -> tuple[str, str | None]:
     return arg, None
 
 
-def _verify(root: Path, items: list[tuple[str, str | None]]) -> list[tuple[str, bytes]]:
+def _verify(root: Path, items: Sequence[tuple[str, str | None]]) -> list[tuple[str, bytes]]:
     """Read every page and check it against the hash the reviewer saw; refuse all if one changed."""
     seen = set()
     out = []
@@ -410,7 +411,7 @@ def _review_state(data: bytes, path: str) -> str:
 
 def approve_pages(
     root: Path,
-    items: list[tuple[str, str | None]],
+    items: Sequence[tuple[str, str | None]],
     *,
     reviewer: str | None = None,
     to: str | None = None,
@@ -539,7 +540,7 @@ def _refuse_untrusted_pointers(root: Path, plans: list[tuple[str, bytes, str | N
 
 def reject_pages(
     root: Path,
-    items: list[tuple[str, str | None]],
+    items: Sequence[tuple[str, str | None]],
     *,
     reason: str,
     reviewer: str | None = None,

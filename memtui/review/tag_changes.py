@@ -185,7 +185,7 @@ def proposal_tag_changes(versions: list[tuple[str, bytes | None, bytes | None]])
         if before == after:
             continue
         old, new = _current_claims(before), _current_claims(after)
-        if old and new:
+        if old and new and before and after:  # (claims only come from bytes)
             pairs, rest_old, rest_new = _pair(before, after, old, new)
         else:
             pairs, rest_old, rest_new = [], old, new

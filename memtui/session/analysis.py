@@ -7,44 +7,52 @@ worker thread; the session then hands the resulting ``Analysis`` to its user.
 
 from __future__ import annotations
 
+import dataclasses
 import datetime as _dt
 import itertools
 from collections import Counter
-from collections.abc import Callable
-from dataclasses import dataclass, field
-from typing import Any
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
 
-from memtui.dialects.report import field_report
+from memtui.dialects.report import FieldReport, field_report
 from memtui.field import trust as trust_mod
 from memtui.field.check_memo import CheckMemo
 from memtui.field.checks import ERROR, INFO, WARNING, Finding, field_findings
-from memtui.field.claims import Claim, claims_in_page_order
+from memtui.field.claims import Claim, KeptEntry, claims_in_page_order
 from memtui.field.field import Field
-from memtui.field.history import STALE, SUPERSEDED
+from memtui.field.history import STALE, SUPERSEDED, History
+from memtui.field.page import PageInfo
 from memtui.render.glyphs import PENDING
 from memtui.session.rows import SESSIONS_PREFIX, PageRow, make_row, severities
+
+if TYPE_CHECKING:
+    from memtui.review.proposals import QueueEntry
 
 
 @dataclass
 class Analysis:
     field: Field  # the snapshot analysed (its lookups, history and backlinks are built)
-    history: Any
+    history: History
     generation: int
     status: dict[str, str]
     by_path: dict[str, list[Finding]]  # each page's findings, sorted
     proposal_pages: dict[str, list[str]]
-    proposals: list[Any]
+    proposals: list[QueueEntry]
     rows: dict[str, PageRow]
-    counts: dict[str, int] = field(default_factory=dict)
-    tag_totals: dict[str, int] = field(default_factory=dict)
-    per_day: list[tuple[str, int]] = field(default_factory=list)
+    counts: dict[str, int] = dataclasses.field(default_factory=dict)
+    tag_totals: dict[str, int] = dataclasses.field(default_factory=dict)
+    per_day: list[tuple[str, int]] = dataclasses.field(default_factory=list)
     memory_chars: int | None = None
     proposal_error: str | None = None
-    regret: dict[str, dict] = field(default_factory=dict)  # per job: approved, reverted, regret_rate
-    report: Any = None  # what memtui did with the field: dialects, what it left out, memtui.toml
-    by_rule: dict[str, int] = field(default_factory=dict)  # findings per rule
-    day_counts: dict[str, int] = field(default_factory=dict)  # pages written per day (per_day before it is filled in)
-    claim_parts: dict[str, Any] = field(default_factory=dict)  # each page's claims in context (claims.keep_claims)
+    # per job: approved, reverted, regret_rate
+    regret: dict[str, dict[str, Any]] = dataclasses.field(default_factory=dict)
+    report: FieldReport | None = None  # what memtui did with the field: dialects, what it left out, memtui.toml
+    by_rule: dict[str, int] = dataclasses.field(default_factory=dict)  # findings per rule
+    # pages written per day (per_day before it is filled in)
+    day_counts: dict[str, int] = dataclasses.field(default_factory=dict)
+    # each page's claims in context (claims.keep_claims)
+    claim_parts: dict[str, KeptEntry] = dataclasses.field(default_factory=dict)
 
     def claims(self) -> list[Claim]:
         """Every claim of the field analysed, in page order (made from ``claim_parts`` when asked)."""
@@ -57,7 +65,9 @@ class Analysis:
         return [finding for path in sorted(by_path) for finding in by_path[path]]
 
 
-def load_proposals(field_: Field) -> tuple[list[Any], dict[str, list[str]], dict[str, dict], str | None]:
+def load_proposals(
+    field_: Field,
+) -> tuple[list[QueueEntry], dict[str, list[str]], dict[str, dict[str, Any]], str | None]:
     """Pending proposals (queue entries), the proposals touching each page, regret per job."""
     from memtui.errors import MemtuiError
     from memtui.review import proposals as proposals_mod
@@ -102,7 +112,7 @@ def analyse(
     pages = field_.pages
     if previous is None:
         rows = {path: _row(field_, memo, info, status, by_path, proposal_pages) for path, info in pages.items()}
-        counts: Counter = Counter()
+        counts: Counter[str] = Counter()
         for row in rows.values():
             _count(counts, row, 1)
         tag_totals: Counter[str] = Counter()
@@ -197,10 +207,10 @@ def analyse(
 def _row(
     field_: Field,
     memo: CheckMemo,
-    info,
-    status: dict,
-    by_path: dict,
-    proposal_pages: dict,
+    info: PageInfo,
+    status: dict[str, str],
+    by_path: dict[str, list[Finding]],
+    proposal_pages: dict[str, list[str]],
     before: PageRow | None = None,
 ) -> PageRow:
     """The page's row (``before`` when it would be the same: the page itself did not change)."""
@@ -220,7 +230,7 @@ def _row(
     return make_row(info, state, found, proposal_count, trust)
 
 
-def _count(counts: Counter, row: PageRow, sign: int) -> None:
+def _count(counts: Counter[str], row: PageRow, sign: int) -> None:
     """Add (``sign`` 1) or take away (-1) what a row counts for in the status bar and the overview."""
     if row.trust == trust_mod.QUARANTINED and row.path.startswith(SESSIONS_PREFIX):
         counts["tainted_sessions"] += sign  # not in the review queue (memtui quarantine list agrees)
@@ -234,7 +244,7 @@ def _count(counts: Counter, row: PageRow, sign: int) -> None:
         counts["in_proposals"] += sign
 
 
-def _tally(tag_totals: Counter, per_day: Counter, info, sign: int) -> None:
+def _tally(tag_totals: Counter[str], per_day: Counter[str], info: PageInfo, sign: int) -> None:
     """Add or take away a page's source tags and the day it was written."""
     if sign > 0:
         tag_totals.update(info.tag_counts)
@@ -245,7 +255,7 @@ def _tally(tag_totals: Counter, per_day: Counter, info, sign: int) -> None:
         per_day[day] += sign
 
 
-def _differing(now: dict, before: dict) -> list[str]:
+def _differing(now: Mapping[str, object], before: Mapping[str, object]) -> list[str]:
     """The keys whose values differ between two dicts (either may lack the key)."""
     if now is before or now == before:
         return []

@@ -15,7 +15,9 @@ from __future__ import annotations
 
 import json
 import threading
+from collections.abc import Mapping
 from pathlib import Path
+from typing import Protocol
 
 from memtui import __version__
 from memtui.field.field import ScanEntry
@@ -26,6 +28,18 @@ from memtui.store.safe_write import write_internal_file
 from memtui.store.schema import schema_version
 
 ROW_CACHE = "rows.json"
+
+
+class OnDisk(Protocol):
+    """What the row cache needs of a page: its size and modification time (a ``PageInfo``, a ``ScanEntry``)."""
+
+    @property
+    def size(self) -> int: ...
+
+    @property
+    def mtime_ns(self) -> int: ...
+
+
 _FIELDS = ("title", "kind", "subject", "updated", "trust", "status", "errors", "warnings", "proposals")
 
 
@@ -68,13 +82,13 @@ class RowCacheWriter:
         self._parts: dict[str, tuple[PageRow, int, int, bytes]] = {}
         self._lock = threading.Lock()  # a worker's write, and the last one as the app closes
 
-    def save(self, cache_dir: Path, rows: dict[str, PageRow], pages: dict) -> None:
+    def save(self, cache_dir: Path, rows: dict[str, PageRow], pages: Mapping[str, OnDisk]) -> None:
         """Write the rows of pages whose size and time are known (``pages``: path -> an object
         with ``size`` and ``mtime_ns``), best effort."""
         with self._lock:
             self._save(cache_dir, rows, pages)
 
-    def _save(self, cache_dir: Path, rows: dict[str, PageRow], pages: dict) -> None:
+    def _save(self, cache_dir: Path, rows: dict[str, PageRow], pages: Mapping[str, OnDisk]) -> None:
         kept = self._parts
         parts: dict[str, tuple[PageRow, int, int, bytes]] = {}
         for path, row in rows.items():

@@ -9,10 +9,11 @@ from __future__ import annotations
 
 import contextlib
 import gc
+from collections.abc import Iterator
 
 
 @contextlib.contextmanager
-def no_cycle_collection():
+def no_cycle_collection() -> Iterator[None]:
     was = gc.isenabled()
     gc.disable()
     try:

@@ -34,6 +34,7 @@ import shutil
 import stat
 import subprocess
 import tempfile
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -117,7 +118,7 @@ def run(
     check: bool = True,
     env: dict[str, str] | None = None,
     repository: bool = True,
-) -> subprocess.CompletedProcess:
+) -> subprocess.CompletedProcess[bytes]:
     """Run ``git <SAFE_CONFIG> args`` in ``root``; stdout/stderr are bytes.
 
     The command is pinned to ``root/.git`` (``repository=False``: to no
@@ -146,7 +147,7 @@ def run(
     return result
 
 
-def _out(result: subprocess.CompletedProcess) -> str:
+def _out(result: subprocess.CompletedProcess[bytes]) -> str:
     return result.stdout.decode("utf-8", "surrogateescape").strip()
 
 
@@ -356,7 +357,7 @@ def ignored(root: Path, paths: list[str]) -> set[str]:
 def user_name(root: Path | None) -> str | None:
     """``user.name`` as git would use it in the field ``root`` (its own setting counts), or None."""
     repository = root is not None and is_field_repo(root)
-    folder = root if repository else Path(os.path.abspath(os.sep))
+    folder = root if repository and root is not None else Path(os.path.abspath(os.sep))
     try:
         result = run(folder, "config", "user.name", check=False, repository=repository)
     except GitError:
@@ -495,7 +496,7 @@ def unstage(root: Path, paths: list[str]) -> None:
     sync_index(root, paths)
 
 
-def previous_blobs(root: Path, paths: dict[str, object], *, commits: int = 1000) -> dict[str, bytes]:
+def previous_blobs(root: Path, paths: Mapping[str, object], *, commits: int = 1000) -> dict[str, bytes]:
     """Each path's previous revision: the version before the one on disk.
 
     When the file on disk differs from HEAD, that is HEAD's version; when it is HEAD's,

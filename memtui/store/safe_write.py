@@ -33,7 +33,7 @@ import secrets
 import stat
 import sys
 import tempfile
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path, PurePosixPath
 
 from memtui.errors import (
@@ -56,7 +56,7 @@ _before_swap: Callable[[Path], None] | None = None
 
 
 @contextlib.contextmanager
-def os_errors_as_memtui_errors(action: str, relpath: str):
+def os_errors_as_memtui_errors(action: str, relpath: str) -> Iterator[None]:
     """Turn an OSError (no space, no permission, a file where a folder should be) into
     a MemtuiError with a hint, so callers that catch MemtuiError never see a traceback."""
     try:
@@ -393,9 +393,9 @@ def keep_blob(root: Path, data: bytes) -> str:
     return digest
 
 
-def read_blob(root: Path, digest: str) -> bytes:
-    """The bytes stored under ``digest``; refused if the stored copy does not hash to it."""
-    if not re.fullmatch(r"[0-9a-f]{64}", digest or ""):
+def read_blob(root: Path, digest: str | None) -> bytes:
+    """The bytes stored under ``digest``; refused if the stored copy does not hash to it (or it is not a hash)."""
+    if digest is None or not re.fullmatch(r"[0-9a-f]{64}", digest):
         raise MemtuiError(f"not a content hash: {digest!r}", "blobs are named by their sha256")
     data = state.read(root, "blobs", digest[:2], digest)
     if data is None:

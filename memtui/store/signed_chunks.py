@@ -27,7 +27,7 @@ import secrets
 import sys
 from collections.abc import Iterable, Iterator
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 
 from memtui.store import signing
 from memtui.store.safe_write import write_internal_file
@@ -94,7 +94,7 @@ def read(path: Path, header: dict[str, Any]) -> Iterator[Any]:
     return _chunks(handle, head)
 
 
-def _chunks(handle, head: bytes) -> Iterator[Any]:
+def _chunks(handle: IO[bytes], head: bytes) -> Iterator[Any]:
     key, _ = signing.signing_key()
     with handle:
         number = 0

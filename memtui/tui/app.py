@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import os
 import signal
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any, Unpack
 
@@ -87,13 +88,17 @@ class MemtuiApp(App[int]):
         self.ctx = Context(self.session, self.events, self.settings, self.themes.palette)
         self.add_mode("browse", lambda: BrowseScreen(self.ctx))
         for mode, (module, name) in self.SCREENS_OF_MODES.items():
-            self.add_mode(mode, lambda module=module, name=name: _screen(module, name, self.ctx))
+            self.add_mode(mode, self._mode_screen(module, name))
         self._claims: Any = None  # the claims screen, once made: a request goes to it
         self.add_mode("claims", self._claims_screen)
         root = self.session.root
         self.sub_title = safe.line(root.resolve().name or str(root)).plain
 
     DEFAULT_MODE = "browse"
+
+    def _mode_screen(self, module: str, name: str) -> Callable[[], Screen[Any]]:
+        """What makes a mode's screen when the mode is first entered."""
+        return lambda: _screen(module, name, self.ctx)
 
     # ------------------------------------------------------------------ start and end
     def on_mount(self) -> None:

@@ -75,8 +75,8 @@ def _blend(background: tuple[int, int, int], color: tuple[int, int, int], factor
 @lru_cache(4096)
 def readable_dim(background: RichColor, color: RichColor) -> RichColor:
     """``color`` dimmed towards ``background`` as far as a 4.5:1 contrast allows."""
-    bg = tuple(background.get_truecolor())
-    fg = tuple(color.get_truecolor())
+    bg = background.get_truecolor()
+    fg = color.get_truecolor()
     for factor in DIM_STEPS:
         blended = _blend(bg, fg, factor)
         if ratio(blended, bg) >= TARGET:

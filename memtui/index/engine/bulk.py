@@ -29,7 +29,7 @@ import gc
 import heapq
 import time
 import weakref
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator, Sequence
 
 from whoosh import query as wq
 from whoosh.scoring import BM25FScorer
@@ -318,7 +318,7 @@ def _term_count(searcher, q: wq.Query) -> int:
     return 0
 
 
-def _blocks(matcher) -> Iterator[tuple]:
+def _blocks(matcher) -> Iterator[tuple[Sequence[int], Sequence[float]]]:
     """(docnums, weights) of each block of one segment's postings of a term (a term in one
     or two pages has its postings inline, in a ``ListMatcher``: stepped through)."""
     if not hasattr(matcher, "_read_weights"):
@@ -360,6 +360,7 @@ def _term(searcher, q: wq.Term, only=None) -> Scores:
             end = offset + reader.doc_count_all()
             mine = [d - offset for d in wanted if offset <= d < end]
         keep = None
+        blocks: Iterable[tuple[Sequence[int], Sequence[float]]]
         if mine is not None and len(mine) * PROBE_COST < reader.doc_frequency(q.fieldname, text):
             found = list(_probe(matcher, mine))  # a few pages: looked up
             blocks = [([d for d, _ in found], [w for _, w in found])] if found else []

@@ -323,14 +323,14 @@ class FastSegmentWriter(SegmentWriter):
                         postings += (docnum, count)
             elif field.indexed:
                 boost = self._field_boost(fields, name, docboost)
-                terms = pool.terms_of(name)
+                posted = pool.terms_of(name)
                 for btext, freq, weight, vbytes in field.index(value):
                     length += freq
-                    postings = terms.get(btext)
-                    if postings is None:
-                        terms[btext] = [(docnum, weight * boost, vbytes or b"")]
+                    entries = posted.get(btext)
+                    if entries is None:
+                        posted[btext] = [(docnum, weight * boost, vbytes or b"")]
                     else:
-                        postings.append((docnum, weight * boost, vbytes or b""))
+                        entries.append((docnum, weight * boost, vbytes or b""))
                 if not field.scorable:
                     length = 0
             stored = fields.get(f"_stored_{name}", value)
@@ -474,6 +474,7 @@ class TermTable:
                 mini_weights = first
             else:
                 mini_weights = tuple(block_weights)
+            mini_values: tuple[bytes, ...] | bytes | None
             if fixed is None or fixed < 0:
                 mini_values = tuple(v for v in values[start:end] if v) if values is not None else ()
             elif fixed == 0:

@@ -15,6 +15,7 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.content import Content
 from textual.css.query import NoMatches
+from textual.timer import Timer
 from textual.widgets import ContentSwitcher, Header, Static, Tabs, Tree
 
 from memtui.render.glyphs import FILTER_LABELS
@@ -68,12 +69,12 @@ class BrowseScreen(FilterInPlace, SessionScreen):
         self.sort = "path"
         self.reverse = False
         self.rows: dict[str, PageRow] = {}
-        self._reload_timer = None
+        self._reload_timer: Timer | None = None
         self._reload_seconds = 0.0  # how long the last timed refill took
         self._fill_token = 0  # which refill is the newest (a worker's older one is dropped)
         self._list_state: ListState | None = None  # the last refill made in a worker: the next starts from it
         self._fills = LatestOnly(self._start_fill, lambda go: self._schedule_reload())  # one at a time, paced
-        self._filter_timer = None
+        self._filter_timer: Timer | None = None
 
     def compose(self) -> ComposeResult:
         yield Header()

@@ -23,11 +23,13 @@ from textual import work
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.content import Content
+from textual.timer import Timer
 from textual.widgets import Header, Static, Tab, Tabs
 
 from memtui.field.body import SOURCE_TAGS
 from memtui.field.claims import Claim
 from memtui.field.page import line_anchor
+from memtui.session.analysis import Analysis
 from memtui.session.events import AnalysisReady
 from memtui.session.latest_only import LatestOnly
 from memtui.textsafety import one_line
@@ -130,8 +132,8 @@ class ClaimsScreen(FilterInPlace, SessionScreen):
         self.tag: str | None = None
         self.claims: list[Claim] = []
         self.by_key: dict[str, Claim] = {}
-        self._analysed: object = None  # the analysis the claims were made from
-        self._reload_timer = None
+        self._analysed: Analysis | None = None  # the analysis the claims were made from
+        self._reload_timer: Timer | None = None
 
     def compose(self) -> ComposeResult:
         yield Header()
@@ -201,18 +203,18 @@ class ClaimsScreen(FilterInPlace, SessionScreen):
         self._claim_reads.request(analysis)
 
     @work(thread=True, exclusive=True, group="claims", description="_compute")
-    def _compute(self, analysis) -> None:
+    def _compute(self, analysis: Analysis) -> None:
         with self._claim_reads.reporting(self.app):
             claims = analysis.claims()
             self.app.call_from_thread(self._take, analysis, claims)
 
-    def _take(self, analysis, claims: list[Claim]) -> None:
+    def _take(self, analysis: Analysis, claims: list[Claim]) -> None:
         self._analysed = analysis
         self.claims = claims
         self.by_key = {claim_key(claim): claim for claim in claims}
         self.refilter()
 
-    def visible(self) -> list[Claim]:
+    def visible_claims(self) -> list[Claim]:
         pages = self._analysed.field.pages if self._analysed is not None else {}
         query = self.text_filter
         out = []
@@ -228,7 +230,7 @@ class ClaimsScreen(FilterInPlace, SessionScreen):
 
     def refilter(self) -> None:
         table = self.query_one(PageTable)
-        shown = self.visible()
+        shown = self.visible_claims()
         by_key = self.by_key
         table.empty_message = "no claims match" if self._analysed is not None else "reading the claims…"
         table.set_lazy_rows([claim_key(claim) for claim in shown], lambda key: claim_cells(by_key[key]))
@@ -283,6 +285,7 @@ class ClaimsScreen(FilterInPlace, SessionScreen):
         if claim is None:
             return
         field = self.session.model_field()
+        assert field is not None  # the claims come from an analysis of it
         outside = []
         for source in claim.citations:
             hit = field.resolve_source(source, near=claim.path)

@@ -9,6 +9,7 @@ from textual.binding import Binding
 from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import Button, Input, Static
+from textual.widgets.button import ButtonVariant
 
 from memtui.textsafety import one_line
 
@@ -24,7 +25,7 @@ class ChoiceDialog(ModalScreen[str | None]):
         body: RenderableType,
         choices: list[tuple[str, str]],
         *,
-        variant_of: dict[str, str] | None = None,
+        variant_of: dict[str, ButtonVariant] | None = None,
         focus: str | None = None,
     ) -> None:
         """``focus``: the choice focused at first (Enter picks it); default the first one.

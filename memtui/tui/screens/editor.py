@@ -23,6 +23,7 @@ import datetime as _dt
 import re
 from collections import Counter
 from pathlib import Path
+from typing import cast
 
 from rich.table import Table
 from rich.text import Text
@@ -69,7 +70,12 @@ def supersede_line(line: str, today: str) -> tuple[str, str] | None:
     if not line.strip() or "~~" in line:
         return None
     marker_match = LIST_MARKER_RE.match(line)
-    prefix = marker_match.group(0) if marker_match else re.match(r"[ \t]*", line).group(0)
+    if marker_match:
+        prefix = marker_match.group(0)
+    else:
+        indent = re.match(r"[ \t]*", line)
+        assert indent is not None  # the pattern matches the empty string too
+        prefix = indent.group(0)
     content = line[len(prefix) :].rstrip()
     return f"{prefix}~~{content}~~ superseded {today}", prefix
 
@@ -274,7 +280,7 @@ class EditorScreen(SessionScreen):
 
     def unsaved_bytes(self) -> bytes | None:
         """The page as the editor holds it, when that differs from what was saved."""
-        return to_bytes(self.buffer, self.area.text) if self.dirty else None
+        return to_bytes(self.buffer, self.area.text) if self.buffer is not None and self.dirty else None
 
     def load(self, data: bytes | None = None) -> bool:
         """Load the page from disk (or ``data``); False when it cannot be edited."""
@@ -428,7 +434,8 @@ class EditorScreen(SessionScreen):
         folded, needle = text.lower(), query.lower()
         if len(folded) != len(text) or len(needle) != len(query):
             folded, needle = text, query  # a case mapping changed the length: match exactly
-        document = self.area.document
+        # TextArea declares a DocumentBase; it always holds a Document (syntax-aware or plain).
+        document = cast(Document, self.area.document)
         selection = self.area.selection
         start = document.get_index_from_location(max(selection) if skip_current else min(selection))
         found = folded.find(needle, start)
@@ -525,6 +532,8 @@ class EditorScreen(SessionScreen):
         if fm.error:
             problems.append(f"✖ frontmatter line {fm.error_line}: {fm.error}")
         field = self.session.field
+        assert field is not None  # the app edits a page of a loaded field
+        assert self.buffer is not None  # save() returns first without one
         before = Counter(
             (f.rule, f.message)
             for f in page_findings(
@@ -602,8 +611,8 @@ class EditorScreen(SessionScreen):
         elif sha256_bytes(result[0]) != self.base_hash:
             disk = result[0]
             merged = merge3.merge3(self.buffer.original, data, disk)
-            if merged.clean:
-                data = merged.merged
+            if (clean := merged.merged) is not None:  # no conflict
+                data = clean
             else:
                 kept = self._keep_mine(data)
                 choice = await self.app.push_screen_wait(MergeScreen(self.path, merged, kept, self.ctx.palette()))
@@ -621,8 +630,10 @@ class EditorScreen(SessionScreen):
                 data = merged.resolve(choice)
             expected = sha256_bytes(disk)  # what we merged with; a newer change still stops us
             merged_from_disk = True
+        field = self.session.field
+        assert field is not None  # the app edits a page of a loaded field
         try:
-            write_page(self.root, self.path, data, expected_hash=expected, readonly=self.session.field.readonly)
+            write_page(self.root, self.path, data, expected_hash=expected, readonly=field.readonly)
         except MemtuiError as exc:
             safe.notify(self, f"{exc.message} ({exc.hint})", title="not saved", severity="error", timeout=10)
             return False

@@ -6,12 +6,15 @@ on a screen adds keys that are not bindings (Enter on a list, Tab between panes)
 
 from __future__ import annotations
 
+from typing import Any
+
 from rich.table import Table
 from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Vertical, VerticalScroll
 from textual.screen import ModalScreen, Screen
+from textual.widget import Widget
 from textual.widgets import Static
 
 from memtui.render.glyphs import BADGES
@@ -46,7 +49,7 @@ def _binding_rows(bindings) -> list[tuple[str, str]]:
     return rows
 
 
-def screen_sections() -> list[tuple[str, type]]:
+def screen_sections() -> list[tuple[str, type[Screen[Any]]]]:
     from memtui.tui.screens.browse import BrowseScreen
     from memtui.tui.screens.claims import ClaimsScreen
     from memtui.tui.screens.editor import EditorScreen
@@ -70,7 +73,7 @@ def screen_sections() -> list[tuple[str, type]]:
     ]
 
 
-def screen_rows(screen_type: type, focused=None) -> list[tuple[str, str]]:
+def screen_rows(screen_type: type[Screen[Any]], focused: Widget | None = None) -> list[tuple[str, str]]:
     """A screen's keys: its bindings, the focused widget's own ones (the page list's), its extras."""
     rows = _binding_rows(screen_type.BINDINGS)
     if focused is not None:
@@ -89,7 +92,7 @@ def screen_rows(screen_type: type, focused=None) -> list[tuple[str, str]]:
 class HelpScreen(ModalScreen[None]):
     BINDINGS = [Binding("escape,q,question_mark", "close", "Close")]
 
-    def __init__(self, for_screen: Screen | None = None) -> None:
+    def __init__(self, for_screen: Screen[Any] | None = None) -> None:
         super().__init__()
         self.for_screen = for_screen
 
@@ -108,6 +111,7 @@ class HelpScreen(ModalScreen[None]):
             table.add_row("", "")
 
         if current_name is not None:
+            assert current is not None  # it is the section named
             focused = self.for_screen.focused if self.for_screen is not None else None
             # The focused widget's own keys when memtui defines them (the page list), not Textual's defaults.
             focused = (

@@ -145,6 +145,7 @@ class HistoryScreen(SessionScreen):
             for index, version in enumerate(chain.versions):
                 option_id = f"v-{number}-{index}"
                 self._option_targets[option_id] = (version.path, version.line)
+                assert field is not None  # the chains come from it
                 what = decided_text(field.root, version)
                 prompt = version_prompt(
                     version, colours, held=held is version, last=index == len(chain.versions) - 1, what=what

@@ -176,6 +176,7 @@ class PageScreen(SessionScreen):
     def load(self) -> None:
         """Read the file; parse it again only if its bytes changed (else only the side panel)."""
         field = self.session.field
+        assert field is not None  # the app opens a page only once the field is loaded
         abspath = Path(field.root, *self.path.split("/"))
         try:
             result = read_bytes(abspath, max_bytes=MAX_PARSE_BYTES)
@@ -206,7 +207,9 @@ class PageScreen(SessionScreen):
         if start is not None and start.frontmatter.present and not start.frontmatter.closed:
             start = None  # the frontmatter runs past the start: wait for the whole page
         self.parsed = start
-        info = self.session.field.pages.get(self.path)
+        field = self.session.field
+        assert field is not None  # load() read the page from it
+        info = field.pages.get(self.path)
         fact_page, view_end = self._body_settings(info)
         # After the first screen is drawn: a thread parsing meanwhile would slow the drawing down.
         self.call_after_refresh(self._parse_whole, self._reading, data, self.colours(), fact_page, view_end)
@@ -306,7 +309,7 @@ class PageScreen(SessionScreen):
         keep_place = self._body_key is not None and not self.deleted
         if key == self._body_key:
             rows = body.rows
-            if getattr(rows, "colours", colours) != colours:  # a new theme: the same rows in its colours
+            if isinstance(rows, BodyRows) and rows.colours != colours:  # a new theme: the same rows in its colours
                 rows.colours = colours
                 body.restyle()
             return
@@ -385,8 +388,10 @@ class PageScreen(SessionScreen):
         if info is None:
             text.append("✖ not in the field", style=colours.get("error", ""))
         else:
-            state = self.session.field.trust(self.path)
-            status = self.session.model_field().history.status.get(self.path, PENDING)
+            field, model = self.session.field, self.session.model_field()
+            assert field is not None and model is not None  # ``info`` is one of its pages
+            state = field.trust(self.path)
+            status = model.history.status.get(self.path, PENDING)
             glyph, word, colour = TRUST[state]
             if state == "quarantined" and self.path.startswith("sessions/"):
                 glyph, colour, word = "◇", "secondary", "tainted transcript (evidence, not reviewed)"
@@ -417,6 +422,7 @@ class PageScreen(SessionScreen):
         self.query_one(selector, Static).update(make())
 
     def _frontmatter(self, colours):
+        assert self.parsed is not None  # render_page asks for it only once the page is parsed
         fm = self.parsed.frontmatter
         if not fm.present:
             return Text("no frontmatter", style="dim")
@@ -481,7 +487,9 @@ class PageScreen(SessionScreen):
         for index, link in enumerate(self.links[:LINKS_LISTED]):
             label = Text(f"L{link.line} ", style="dim")
             if link.kind == "wiki":
-                hit = self.session.model_field().resolve(link.target, near=self.path)
+                model = self.session.model_field()
+                assert model is not None  # a page is shown only once the field is loaded
+                hit = model.resolve(link.target, near=self.path)
                 label.append(f"[[{one_line(link.target, 40)}]]")
                 label.append(f" → {one_line(hit.path)}" if hit else " ✖ missing", style="dim" if hit else "bold")
             elif link.kind == "cite":
@@ -499,7 +507,8 @@ class PageScreen(SessionScreen):
         widget.add_options(options or [Option(Text("none", style="dim"), disabled=True)])
 
     def _render_backlinks(self) -> None:
-        backlinks = self.session.model_field().backlinks(self.path) if self.session.field else []
+        model = self.session.model_field() if self.session.field else None
+        backlinks = model.backlinks(self.path) if model is not None else []
         sources = list(dict.fromkeys(source for source, _line in backlinks))
         key = (tuple(sources), self._field_key())
         if self._panes.get("#page-backlinks") == key:
@@ -511,9 +520,11 @@ class PageScreen(SessionScreen):
         if not sources:
             widget.add_options([Option(Text("none", style="dim"), disabled=True)])
             return
+        field = self.session.field
+        assert field is not None  # the backlinks came from it
         options = []
         for index, source in enumerate(sources):
-            info = self.session.field.pages.get(source)
+            info = field.pages.get(source)
             label = Text(one_line(info.title if info else source, 40))
             label.append(f"  {one_line(source)}", style="dim")
             options.append(Option(label, id=f"back-{index}"))
@@ -543,7 +554,9 @@ class PageScreen(SessionScreen):
 
     # ------------------------------------------------------------------ links
     def _citation_source(self, link: LinkTarget) -> str | None:
-        info = self.session.field.pages.get(self.path)
+        field = self.session.field
+        assert field is not None  # a page is shown only once the field is loaded
+        info = field.pages.get(self.path)
         if info is None:
             return None
         try:
@@ -559,6 +572,7 @@ class PageScreen(SessionScreen):
         self.selected_link = index
         link = self.links[index]
         field = self.session.model_field()
+        assert field is not None  # a page is shown only once the field is loaded
         if link.kind == "wiki":
             hit = field.resolve(link.target, near=self.path)
             if hit is None:
@@ -656,7 +670,9 @@ class PageScreen(SessionScreen):
             index = self.match_index + step
         self.match_index = index % len(self.matches)
         self.show_lines(self.matches[self.match_index])
-        self._render_info(self.session.field.pages.get(self.path), self.colours())
+        field = self.session.field
+        assert field is not None  # a page is shown only once the field is loaded
+        self._render_info(field.pages.get(self.path), self.colours())
 
     def action_next_match(self) -> None:
         self._select_match(1)

@@ -17,7 +17,7 @@ will change before asking why.
 
 from __future__ import annotations
 
-from rich.console import Group
+from rich.console import Group, RenderableType
 from rich.text import Text
 from textual import work
 from textual.app import ComposeResult
@@ -30,6 +30,7 @@ from textual.widgets.option_list import Option
 from memtui.errors import MemtuiError
 from memtui.render.diff import unified
 from memtui.render.review import entry_prompt, review_parts, three_way_parts
+from memtui.review import ledger
 from memtui.review import proposals as proposals_mod
 from memtui.review import undo as undo_mod
 from memtui.session.events import FieldLoaded, PagesChanged, ProposalsChanged
@@ -43,7 +44,7 @@ from memtui.tui.widgets.lists import FilterBox, FilterInPlace, MarkedOptionList,
 from memtui.tui.widgets.status_bar import StatusBar
 
 
-def regret_text(stats, colours: dict[str, str]) -> Text:
+def regret_text(stats: proposals_mod.Stats, colours: dict[str, str]) -> Text:
     """The regret rate per job kind (approved proposals later reverted / approved), for the list header."""
     total = stats.total
     if not total.approved:
@@ -59,7 +60,7 @@ def regret_text(stats, colours: dict[str, str]) -> Text:
     return text
 
 
-def change_lines(proposal) -> Text:
+def change_lines(proposal: proposals_mod.Proposal) -> Text:
     """Every page a proposal changes, creates or retires, one per line."""
     words = {"modify": "changes", "create": "creates", "delete": "retires (to .memtui/archive/retired/)"}
     text = Text()
@@ -76,13 +77,13 @@ class ThreeWayScreen(ModalScreen[str | None]):
 
     BINDINGS = [Binding("escape", "cancel", "Cancel")]
 
-    def __init__(self, review, colours: dict[str, str]) -> None:
+    def __init__(self, review: proposals_mod.Review, colours: dict[str, str]) -> None:
         super().__init__(classes="dialog-screen")
         self.review = review
         self.colours = colours
 
     def compose(self) -> ComposeResult:
-        parts = [
+        parts: list[RenderableType] = [
             Text(
                 "This proposal is stale: pages changed on disk after the job read them. "
                 "Approving replaces what is on disk now with the proposed versions.\n",
@@ -128,11 +129,11 @@ class ProposalsScreen(FilterInPlace, SessionScreen):
     def __init__(self, ctx: Context) -> None:
         super().__init__(ctx)
         self._queue_reads = LatestOnly(self._read_queue, self.call_later)
-        self.queue = None
-        self.review = None
+        self.queue: proposals_mod.Queue | None = None
+        self.review: proposals_mod.Review | None = None
         self.side = False
         self.show_decided = False
-        self.stats = None
+        self.stats: proposals_mod.Stats | None = None
         self._ids: dict[str, str] = {}
         self._decided_here: set[str] = set()
         self._want: str | None = None
@@ -183,7 +184,7 @@ class ProposalsScreen(FilterInPlace, SessionScreen):
                 return
             self.app.call_from_thread(self._show_queue, queue, stats)
 
-    def _show_queue(self, queue, stats) -> None:
+    def _show_queue(self, queue: proposals_mod.Queue, stats: proposals_mod.Stats) -> None:
         self.queue = queue
         self.stats = stats
         self._decided_here = {
@@ -191,9 +192,11 @@ class ProposalsScreen(FilterInPlace, SessionScreen):
         }
         self._rebuild()
 
-    def _shown_entries(self) -> list:
+    def _shown_entries(self) -> list[proposals_mod.QueueEntry]:
+        queue = self.queue
+        assert queue is not None  # _rebuild returns first while there is no queue
         entries = []
-        for entry in self.queue.entries:
+        for entry in queue.entries:
             if self.show_decided:
                 keep = not entry.pending
             else:
@@ -240,7 +243,9 @@ class ProposalsScreen(FilterInPlace, SessionScreen):
         ids = list(self._ids.items())
         target = next((oid for oid, pid in ids if pid == proposal_id), None)
         if target is None:
-            target = next((oid for oid, pid in ids if (e := self.queue.get(pid)) is not None and e.pending), None)
+            queue = self.queue
+            assert queue is not None  # _rebuild filled the list from it
+            target = next((oid for oid, pid in ids if (e := queue.get(pid)) is not None and e.pending), None)
         if target is None and ids:
             target = ids[0][0]
         if target is None:
@@ -262,7 +267,11 @@ class ProposalsScreen(FilterInPlace, SessionScreen):
     def _next_pending_after(self, proposal_id: str) -> str | None:
         order = list(self._ids.values())
         start = order.index(proposal_id) if proposal_id in order else -1
-        pending = lambda pid: (e := self.queue.get(pid)) is not None and e.pending and pid != proposal_id  # noqa: E731
+
+        def pending(pid: str) -> bool:
+            assert self.queue is not None  # the list's proposals are the queue's
+            return (e := self.queue.get(pid)) is not None and e.pending and pid != proposal_id
+
         after = [pid for pid in order[start + 1 :] if pending(pid)]
         before = [pid for pid in order[: max(start, 0)] if pending(pid)]
         return after[0] if after else (before[-1] if before else None)
@@ -285,6 +294,7 @@ class ProposalsScreen(FilterInPlace, SessionScreen):
             Text(f"… loading {one_line(proposal_id)} and running the checks on its result", style="dim"),
         )
         field = self.session.field
+        assert field is not None  # the proposal was listed from it
         try:
             review = proposals_mod.review_proposal(
                 field.root, proposal_id, field=field.snapshot(), now=self.ctx.clock()
@@ -296,7 +306,7 @@ class ProposalsScreen(FilterInPlace, SessionScreen):
             return
         self.app.call_from_thread(self._show_review, review)
 
-    def _show_review(self, review) -> None:
+    def _show_review(self, review: proposals_mod.Review) -> None:
         if review.proposal.id != self._highlighted_id():
             return  # the cursor moved on while this loaded
         self.review = review
@@ -349,7 +359,7 @@ class ProposalsScreen(FilterInPlace, SessionScreen):
             self.app.switch_mode("browse")
 
     # ------------------------------------------------------------------ decisions
-    def _target(self, *, pending: bool):
+    def _target(self, *, pending: bool) -> proposals_mod.Review | None:
         """The loaded review of the highlighted proposal: decisions never aim anywhere else."""
         highlighted = self._highlighted_id()
         review = self.review
@@ -397,6 +407,7 @@ class ProposalsScreen(FilterInPlace, SessionScreen):
             if choice != "yes":
                 return
         field = self.session.field
+        assert field is not None  # the review was read from it
         try:
             entry = proposals_mod.approve(
                 field.root, review.proposal.id, accept_stale=accept_stale, fingerprint=review.fingerprint, field=field
@@ -411,7 +422,7 @@ class ProposalsScreen(FilterInPlace, SessionScreen):
             )
             self.refresh_queue()
             return
-        commit = f", commit {entry.commit[:10]}" if getattr(entry, "commit", None) else ""
+        commit = f", commit {entry.commit[:10]}" if entry.commit else ""
         safe.notify(self, f"approved {review.proposal.id}{commit} (z undoes)", timeout=5)
         self._after_decision(review, review.proposal.pages, "approved", entry)
 
@@ -428,8 +439,10 @@ class ProposalsScreen(FilterInPlace, SessionScreen):
         )
         if not reason:
             return
+        field = self.session.field
+        assert field is not None  # the review was read from it
         try:
-            entry = proposals_mod.reject(self.session.field.root, review.proposal.id, reason=reason)
+            entry = proposals_mod.reject(field.root, review.proposal.id, reason=reason)
         except MemtuiError as exc:
             safe.notify(self, exc.message, severity="error", timeout=10)
             return
@@ -447,7 +460,9 @@ class ProposalsScreen(FilterInPlace, SessionScreen):
         if review.entry.state != "approved":
             self.notify("only an approved proposal can be reverted (d shows decided ones)", severity="warning")
             return
-        root = self.session.field.root
+        field = self.session.field
+        assert field is not None  # the review was read from it
+        root = field.root
         try:
             plan = proposals_mod.plan_revert(root, review.proposal.id)
         except MemtuiError as exc:
@@ -495,7 +510,9 @@ class ProposalsScreen(FilterInPlace, SessionScreen):
         safe.notify(self, f"reverted {review.proposal.id}", timeout=4)
         self._after_decision(review, review.proposal.pages, "reverted", entry)
 
-    def _after_decision(self, review, pages: list[str], state: str, entry) -> None:
+    def _after_decision(
+        self, review: proposals_mod.Review, pages: list[str], state: str, entry: ledger.LedgerEntry
+    ) -> None:
         """The proposal stays in place, struck through; the cursor goes to the next pending one."""
         proposal_id = review.proposal.id
         next_id = self._next_pending_after(proposal_id)
@@ -517,7 +534,11 @@ class ProposalsScreen(FilterInPlace, SessionScreen):
 
     @work(exclusive=True, group="proposal-decide", description="_undo")
     async def _undo(self) -> None:
-        root = self.session.field.root
+        field = self.session.field
+        if field is None:
+            safe.notify(self, "the field is still being read; try again in a moment", severity="warning")
+            return
+        root = field.root
         highlighted = self._highlighted_id()
         entry = self.queue.get(highlighted) if (self.queue and highlighted) else None
         if entry is not None and not entry.pending and (self.show_decided or highlighted in self._decided_here):
@@ -568,7 +589,7 @@ class ProposalsScreen(FilterInPlace, SessionScreen):
         if choice != "yes":
             return
         try:
-            undone, _ = undo_mod.undo(root, decision=decision, force=risky, readonly=self.session.field.readonly)
+            undone, _ = undo_mod.undo(root, decision=decision, force=risky, readonly=field.readonly)
         except MemtuiError as exc:
             safe.notify(
                 self,

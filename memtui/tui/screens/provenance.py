@@ -84,28 +84,33 @@ class ProvenanceScreen(PageScreen):
             self._show_claim()
 
     def _show_claim(self) -> None:
+        rows = self.claim_rows
+        assert rows is not None  # given, or read by _read_claim_page
         claim = self.claim_body
-        claim.show(self.claim_rows)
-        row = self.claim_rows.row_of(self.claim_line)
+        claim.show(rows)
+        row = rows.row_of(self.claim_line)
         claim.highlight_rows(row, row)
         claim.scroll_to_row(row, if_hidden=False)
 
     @work(thread=True, exclusive=True, group="claim page", description="_read_claim_page")
     def _read_claim_page(self, colours: dict[str, str]) -> None:
         """The claim's page, read and laid out as the page view does (opened from the claims list)."""
-        abspath = Path(self.session.field.root, *self.claim_path.split("/"))
+        field = self.session.field
+        assert field is not None  # the app opens a page only once the field is loaded
+        abspath = Path(field.root, *self.claim_path.split("/"))
         try:
             result = read_bytes(abspath, max_bytes=MAX_PARSE_BYTES)
         except (OSError, FileTooLarge) as exc:
             result, problem = None, str(exc)
         else:
             problem = "it was deleted"
+        rows: Rows
         if result is None:
             rows = RawRows(
                 header=[Text(f"✖ cannot read {one_line(self.claim_path)}: {one_line(problem)}", style="bold")]
             )
         else:
-            info = self.session.field.pages.get(self.claim_path)
+            info = field.pages.get(self.claim_path)
             fact_page, view_end = self._body_settings(info)
             rows = BodyRows(
                 parse_bytes(self.claim_path, result[0]), colours, fact_page=fact_page, agent_view_ends=view_end

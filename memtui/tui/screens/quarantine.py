@@ -247,6 +247,7 @@ class QuarantineScreen(FilterInPlace, SessionScreen):
 
     def _queue_options(self) -> list[Option]:
         queue = self.queue
+        assert queue is not None  # _rebuild returns first while there is no queue
         colours = self.ctx.palette()
         options: list[Option] = []
         decided_here = len(self._decided)
@@ -411,8 +412,10 @@ class QuarantineScreen(FilterInPlace, SessionScreen):
             )
 
     def show_review(self, path: str) -> None:
+        field = self.session.field
+        assert field is not None  # the queue it is picked from is read from the field
         try:
-            review = quarantine_mod.inspect_page(self.session.field.root, path)
+            review = quarantine_mod.inspect_page(field.root, path)
         except MemtuiError as exc:
             self.review = None
             self.query_one("#review", Static).update(Text(f"✖ {one_line(exc.message)}"))
@@ -554,14 +557,16 @@ class QuarantineScreen(FilterInPlace, SessionScreen):
         )
         if choice not in ("approve", "memory"):
             return
+        field = self.session.field
+        assert field is not None  # the review was read from it
         await self._decide(
             lambda: quarantine_mod.approve_pages(
-                self.session.field.root,
+                field.root,
                 [(review.path, review.sha256)],
                 to=folder,
                 add_to_memory=choice == "memory",
-                readonly=self.session.field.readonly,
-                field=self.session.field.snapshot(),
+                readonly=field.readonly,
+                field=field.snapshot(),
             ),
             "approved",
         )
@@ -583,12 +588,14 @@ class QuarantineScreen(FilterInPlace, SessionScreen):
         )
         if not reason:
             return
+        field = self.session.field
+        assert field is not None  # the review was read from it
         await self._decide(
             lambda: quarantine_mod.reject_pages(
-                self.session.field.root,
+                field.root,
                 [(review.path, review.sha256)],
                 reason=reason,
-                readonly=self.session.field.readonly,
+                readonly=field.readonly,
             ),
             "rejected",
         )
@@ -606,6 +613,10 @@ class QuarantineScreen(FilterInPlace, SessionScreen):
         if group is None:
             self.notify("highlight a session group (or a page in one) first", severity="warning")
             return
+        assert source  # the group was found by it
+        field = self.session.field
+        assert field is not None  # the queue was read from it
+        # approve_pages and reject_pages take (path, hash or None); they only read the list.
         bound = group.bound()
         listing = Text("\n".join(f"• {one_line(path)}" for path, _ in bound))
         danger = sum(item.flags.get("danger", 0) for item in group.items)
@@ -623,9 +634,7 @@ class QuarantineScreen(FilterInPlace, SessionScreen):
             if ok != "yes":
                 return
             await self._decide(
-                lambda: quarantine_mod.approve_pages(
-                    self.session.field.root, bound, readonly=self.session.field.readonly
-                ),
+                lambda: quarantine_mod.approve_pages(field.root, bound, readonly=field.readonly),
                 "approved",
             )
         else:
@@ -644,9 +653,7 @@ class QuarantineScreen(FilterInPlace, SessionScreen):
             if ok != "yes":
                 return
             await self._decide(
-                lambda: quarantine_mod.reject_pages(
-                    self.session.field.root, bound, reason=reason, readonly=self.session.field.readonly
-                ),
+                lambda: quarantine_mod.reject_pages(field.root, bound, reason=reason, readonly=field.readonly),
                 "rejected",
             )
 
@@ -704,8 +711,13 @@ class QuarantineScreen(FilterInPlace, SessionScreen):
 
     @work(exclusive=True, group="quarantine-decide", description="_undo")
     async def _undo(self) -> None:
-        root = self.session.field.root
+        field = self.session.field
+        if field is None:
+            safe.notify(self, "the field is still being read; try again in a moment", severity="warning")
+            return
+        root = field.root
         kind, value = self._highlighted()
+        decision: ledger.LedgerEntry | None
         if self.show_decided and kind == "record":
             record = self.records[int(value)]
             if record.undone_by is not None:
@@ -742,7 +754,7 @@ class QuarantineScreen(FilterInPlace, SessionScreen):
         if choice != "yes":
             return
         try:
-            undone, _entry = undo_mod.undo(root, decision=decision, force=risky, readonly=self.session.field.readonly)
+            undone, _entry = undo_mod.undo(root, decision=decision, force=risky, readonly=field.readonly)
         except MemtuiError as exc:
             safe.notify(
                 self,

@@ -16,12 +16,14 @@ from rich.text import Text
 from textual import work
 from textual.app import ComposeResult
 from textual.binding import Binding
+from textual.timer import Timer
 from textual.widgets import Header, Input, OptionList, Static
 from textual.widgets.option_list import Option
 from textual.worker import get_current_worker
 
 from memtui.errors import MemtuiError
 from memtui.field.history import SUPERSEDED
+from memtui.index.model import SearchHit
 from memtui.render.glyphs import STATUS, TRUST
 from memtui.session.events import IndexStateChanged, PagesChanged
 from memtui.textsafety import one_line
@@ -55,7 +57,7 @@ def query_words(query: str) -> list[str]:
     return list(dict.fromkeys(word for word in words if word))
 
 
-def hit_prompt(hit, colours: dict[str, str]) -> Text:
+def hit_prompt(hit: SearchHit, colours: dict[str, str]) -> Text:
     text = Text()
     status = STATUS.get(hit.status, STATUS[SUPERSEDED])
     if hit.status == "current":
@@ -97,10 +99,10 @@ class SearchScreen(SessionScreen):
 
     def __init__(self, ctx: Context) -> None:
         super().__init__(ctx)
-        self.hits: list = []
+        self.hits: list[SearchHit] = []
         self.hits_query = ""  # the query the results shown answer (typing may be ahead of it)
-        self._timer = None
-        self._error_timer = None
+        self._timer: Timer | None = None
+        self._error_timer: Timer | None = None
         self._last_query = ""
 
     def compose(self) -> ComposeResult:
@@ -195,6 +197,8 @@ class SearchScreen(SessionScreen):
         if service is None:
             return
         started = time.perf_counter()
+        hits: list[SearchHit]  # a SearchResults when the search ran
+        error: MemtuiError | None
         try:
             hits = service.search(query, limit=50)
             error = None
@@ -204,7 +208,7 @@ class SearchScreen(SessionScreen):
         if not worker.is_cancelled:
             self.app.call_from_thread(self._show_results, query, hits, error, elapsed)
 
-    def _show_results(self, query: str, hits: list, error: MemtuiError | None, elapsed: float) -> None:
+    def _show_results(self, query: str, hits: list[SearchHit], error: MemtuiError | None, elapsed: float) -> None:
         if query != self._last_query or not self.is_attached:
             return  # a newer query, or the app closed while the search ran (its widgets are gone)
         results = self.query_one("#results", OptionList)
@@ -247,7 +251,7 @@ class SearchScreen(SessionScreen):
         if query == self._last_query:
             self._show_state(message)
 
-    def _open_hit(self, hit) -> None:
+    def _open_hit(self, hit: SearchHit) -> None:
         """The page, scrolled to the line the snippet came from, lit up; n/N walk the lines
         holding the query's words."""
         line = hit.line

@@ -11,11 +11,14 @@
 
 from __future__ import annotations
 
+from typing import Protocol, TypeVar
+
 from rich.segment import Segment
 from rich.style import Style
 from textual.binding import Binding
 from textual.message import Message
 from textual.strip import Strip
+from textual.widget import Widget
 from textual.widgets import Input, OptionList
 
 SELECTED_MARK = "▶"
@@ -99,6 +102,15 @@ class FilterBox(Input):
         self.action_back_to_list()
 
 
+WidgetType = TypeVar("WidgetType", bound=Widget)
+
+
+class QueriesWidgets(Protocol):
+    """What ``FilterInPlace`` uses of the screen it is mixed into (a Textual ``DOMNode``'s)."""
+
+    def query_one(self, selector: str, expect_type: type[WidgetType]) -> WidgetType: ...
+
+
 class FilterInPlace:
     """Screen mixin: ``/`` opens the screen's ``FilterBox`` (id ``list-filter``), typing sets
     ``text_filter`` and calls ``refilter()``, closing gives the focus back to ``filtered_list()``."""
@@ -108,10 +120,10 @@ class FilterInPlace:
     def refilter(self) -> None:  # pragma: no cover - each screen fills its own list
         raise NotImplementedError
 
-    def filtered_list(self):  # pragma: no cover
+    def filtered_list(self) -> Widget:  # pragma: no cover
         raise NotImplementedError
 
-    def action_filter_list(self) -> None:
+    def action_filter_list(self: QueriesWidgets) -> None:
         self.query_one("#list-filter", FilterBox).open()
 
     def on_input_changed(self, event: Input.Changed) -> None:

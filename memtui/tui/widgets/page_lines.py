@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import time
 from collections import OrderedDict
+from typing import Protocol, cast
 
 from rich.style import Style
 from rich.text import Text
@@ -18,6 +19,7 @@ from textual import events
 from textual.geometry import Region, Size
 from textual.scroll_view import ScrollView
 from textual.strip import Strip
+from textual.timer import Timer
 
 from memtui.tui.widgets.page_body import LINK_META, Rows
 from memtui.tui.widgets.scroll_size import set_virtual_size
@@ -83,6 +85,12 @@ class RowHeights:
         return len(self.heights) - 1, 0
 
 
+class FollowsLinks(Protocol):
+    """The screen of a ``PageLines`` that follows links (the page view)."""
+
+    def follow_link(self, index: int) -> None: ...
+
+
 class PageLines(ScrollView, can_focus=True):
     """Rows of a page; clicks on a link go to the screen's ``follow_link`` with its index."""
 
@@ -98,7 +106,7 @@ class PageLines(ScrollView, can_focus=True):
         self._window_key: tuple | None = None
         self._window: list[tuple[int, int]] = []
         self._pending_scroll: tuple[int, int] | None = None  # (row, lines above it) once laid out
-        self._measuring = None
+        self._measuring: Timer | None = None
         self._frame: tuple[Style, int] | None = None  # while render_lines draws: (style, width)
 
     # ------------------------------------------------------------------ what is shown
@@ -181,6 +189,7 @@ class PageLines(ScrollView, can_focus=True):
 
     def _measure(self, row: int) -> bool:
         heights = self._heights
+        assert heights is not None  # rows are measured only once laid out
         lines = Text(self.rows.plain(row)).wrap(self.app.console, heights.width, overflow="fold")
         return heights.set(row, max(1, len(lines)))
 
@@ -248,6 +257,7 @@ class PageLines(ScrollView, can_focus=True):
         row = max(0, min(row, len(self.rows) - 1))
         if if_hidden and self.row_visible(row):
             return
+        assert self._heights is not None  # laid out
         self.scroll_to(y=max(0, self._heights.y_of(row) - above), animate=False)
 
     # ------------------------------------------------------------------ keys
@@ -256,6 +266,7 @@ class PageLines(ScrollView, can_focus=True):
         if not self._layout():
             return
         heights, room = self._heights, self.scrollable_content_region.height
+        assert heights is not None  # laid out
         row, covered = len(heights) - 1, 0
         while row >= 0 and covered < room:
             if not heights.exact[row]:
@@ -285,7 +296,8 @@ class PageLines(ScrollView, can_focus=True):
         meta = event.style.meta if event.style else {}
         if LINK_META in meta and self.follows_links:
             event.stop()
-            self.screen.follow_link(int(meta[LINK_META]))
+            # Only the page view's bodies follow links (``follows_links``).
+            cast(FollowsLinks, self.screen).follow_link(int(meta[LINK_META]))
 
     # ------------------------------------------------------------------ drawing
     def _current_window(self) -> list[tuple[int, int]]:
@@ -318,6 +330,7 @@ class PageLines(ScrollView, can_focus=True):
             self._strips.move_to_end(row)
             return strips
         console = self.app.console
+        assert self._heights is not None  # the rows drawn are those of the window: laid out
         width = self._heights.width
         lines = self.rows.content(row, self.selected_link).wrap(console, width, overflow="fold")
         gutter = self.rows.gutter(row)
