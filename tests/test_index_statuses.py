@@ -125,7 +125,12 @@ def test_a_new_generation_decides_its_first_plain_change_locally(
     assert gen.references is None
     wholes = []
     real = indexer_mod.compute_statuses
-    monkeypatch.setattr(indexer_mod, "compute_statuses", lambda *a, **k: wholes.append(1) or real(*a, **k))
+    whole = len(gen.records)  # a computation over every page (a local one takes the changed pages alone)
+    monkeypatch.setattr(
+        indexer_mod,
+        "compute_statuses",
+        lambda root, records, *a: (len(records) >= whole and wholes.append(1)) or real(root, records, *a),
+    )
     (sample_field / "notes" / "plain.md").write_text("---\ntitle: A plain note\n---\nNothing. [observed]\n")
     gen.apply(gen.plan_paths(sample_field, ["notes/plain.md"]))
     assert wholes == []

@@ -78,8 +78,10 @@ def _queries() -> list[str]:
 
 
 def _whoosh(searcher, query, limit: int) -> list[tuple[float, int]]:
-    results, _ = search_mod._collect(searcher, query, limit, time.monotonic() + 30)
-    return [(hit.score, hit.docnum) for hit in results]
+    """Whoosh's own ranking: the reference bulk is checked against (memtui searches with bulk)."""
+    collector = searcher.collector(limit=limit)
+    searcher.search_with_collector(query, collector)
+    return [(hit.score, hit.docnum) for hit in collector.results()]
 
 
 def _unscaled(query):

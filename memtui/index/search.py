@@ -763,18 +763,16 @@ class _Hit:
         return self.searcher.stored_fields(self.docnum)
 
 
-def _collect(searcher, query: wq.Query, wanted: int, deadline: float, *, bulk: bool = False):
-    """The best ``wanted`` hits of ``query`` and whether time ran out; ``bulk``: score the
-    postings a block at a time where the query allows it (``memtui.index.engine.bulk``)."""
-    if bulk:
-        try:
-            return [
-                _Hit(searcher, docnum, score) for score, docnum in top_docs(searcher, query, wanted, deadline)
-            ], False
-        except BulkUnsupported:
-            pass  # Whoosh's matchers below
-        except BulkOutOfTime:
-            return [], True
+def _collect(searcher, query: wq.Query, wanted: int, deadline: float):
+    """The best ``wanted`` hits of ``query`` and whether time ran out: scored a posting block at a
+    time (``memtui.index.engine.bulk``), or by Whoosh's matchers for the shapes bulk does not score
+    (phrases, ``Not``, wildcards, filters on other fields): one way for each shape of query."""
+    try:
+        return [_Hit(searcher, docnum, score) for score, docnum in top_docs(searcher, query, wanted, deadline)], False
+    except BulkUnsupported:
+        pass  # Whoosh's matchers below
+    except BulkOutOfTime:
+        return [], True
     collector = DeadlineCollector(searcher.collector(limit=wanted), deadline)
     timed_out = False
     try:
@@ -1018,7 +1016,7 @@ def run_search(searcher, parsed: ParsedQuery, *, limit: int, root: Path) -> Sear
             continue
         # A phrase is checked on the text of the pages holding all its words: look at more of them.
         want = max(wanted, PHRASE_CANDIDATES) if full and parsed.phrases else wanted + len(candidates)
-        results, stopped = _collect(searcher, query, want, deadline, bulk=True)
+        results, stopped = _collect(searcher, query, want, deadline)
         timed_out = timed_out or stopped
         found: list[Candidate] = []
         for hit in results:
