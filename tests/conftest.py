@@ -15,14 +15,14 @@ SAMPLE_FIELD = REPO / "sample-field"
 
 
 def pytest_xdist_auto_num_workers(config) -> int:
-    """``-n auto``: two workers per core. Tests spend nearly half their time waiting
-    (terminals, watchers, git, a debounce), so a core keeps two busy: on two cores the suite
-    took 157 s with four workers against 197 s with three and 166 s with five.
-    MEMTUI_TEST_WORKERS overrides."""
+    """``-n auto``: three workers per core. Tests spend nearly half their time waiting
+    (terminals, watchers, git, a debounce), so a core keeps more than one busy: on two cores
+    the suite took 141-172 s with four workers and 152 s with six; with two other busy
+    processes beside it, 253 s with four and 215 s with six. MEMTUI_TEST_WORKERS overrides."""
     chosen = os.environ.get("MEMTUI_TEST_WORKERS", "")
     if chosen.isdigit():
         return int(chosen)
-    return min(2 * (os.cpu_count() or 1), 8)
+    return min(3 * (os.cpu_count() or 1), 8)
 
 
 @pytest.fixture(autouse=True)

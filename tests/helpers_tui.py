@@ -51,6 +51,24 @@ async def screen_settled(app: MemtuiApp, pilot) -> None:
     await pilot.pause()
 
 
+async def screen_still(app: MemtuiApp, pilot, *, quiet: float = 0.1, timeout: float = 20.0) -> None:
+    """Wait until what the screen shows stops changing: no refill or analysis waits, and two looks
+    at the whole screen ``quiet`` seconds apart are the same. A snapshot taken then does not race
+    a worker or a timer still drawing (under load, three snapshots were taken a moment too early
+    and failed). Workers are not waited for: one may wait for the dialog on screen."""
+    import time
+
+    deadline = time.monotonic() + timeout
+    last = None
+    while time.monotonic() < deadline:
+        await screen_settled(app, pilot)
+        now = app.export_screenshot()
+        if now == last:
+            return
+        last = now
+        await pilot.pause(quiet)
+
+
 async def wait_for_screen(app: MemtuiApp, pilot, screen_type, *, timeout: float = 2.0) -> bool:
     """Wait until ``screen_type`` is on top (a worker pushes it a moment after a key)."""
     for _ in range(int(timeout / 0.02)):

@@ -17,7 +17,7 @@ import pytest
 
 from memtui.tui.app import MemtuiApp
 from memtui.tui.settings import Settings
-from tests.helpers_tui import SIZE, screen_settled, search_results
+from tests.helpers_tui import SIZE, screen_settled, screen_still, search_results
 
 FIXTURE = Path(__file__).parent / "fixtures" / "snap-field"
 THEMES = ["memtui-dusk", "memtui-paper"]
@@ -57,12 +57,24 @@ async def settle(pilot, *, index: bool = False) -> None:
     await pilot.pause()
 
 
+def still_after(run_before):
+    """``run_before``, then a wait until the screen stops changing (``screen_still``)."""
+
+    async def run(pilot) -> None:
+        await run_before(pilot)
+        for widget in pilot.app.screen.query("Input, TextArea"):
+            widget.cursor_blink = False  # a blinking cursor is drawn on or off by the clock
+        await screen_still(pilot.app, pilot)
+
+    return run
+
+
 @pytest.mark.parametrize("theme", THEMES)
 def test_browse(snap_compare, snap_field, theme):
     async def run_before(pilot):
         await settle(pilot)
 
-    assert snap_compare(make(snap_field, theme), terminal_size=SIZE, run_before=run_before)
+    assert snap_compare(make(snap_field, theme), terminal_size=SIZE, run_before=still_after(run_before))
 
 
 @pytest.mark.parametrize("theme", THEMES)
@@ -72,7 +84,7 @@ def test_browse_tree(snap_compare, snap_field, theme):
         await pilot.press("v")
         await pilot.pause()
 
-    assert snap_compare(make(snap_field, theme), terminal_size=SIZE, run_before=run_before)
+    assert snap_compare(make(snap_field, theme), terminal_size=SIZE, run_before=still_after(run_before))
 
 
 @pytest.mark.parametrize("theme", THEMES)
@@ -82,7 +94,7 @@ def test_page_view(snap_compare, snap_field, theme):
         pilot.app.open_page("decisions/api-trpc.md")
         await pilot.pause()
 
-    assert snap_compare(make(snap_field, theme), terminal_size=SIZE, run_before=run_before)
+    assert snap_compare(make(snap_field, theme), terminal_size=SIZE, run_before=still_after(run_before))
 
 
 @pytest.mark.parametrize("theme", THEMES)
@@ -98,7 +110,7 @@ def test_provenance_side_by_side(snap_compare, snap_field, theme):
         await pilot.pause()
         await pilot.pause()
 
-    assert snap_compare(make(snap_field, theme), terminal_size=SIZE, run_before=run_before)
+    assert snap_compare(make(snap_field, theme), terminal_size=SIZE, run_before=still_after(run_before))
 
 
 @pytest.mark.parametrize("theme", THEMES)
@@ -110,7 +122,7 @@ def test_page_view_hostile_raw(snap_compare, snap_field, theme):
         await pilot.press("r")
         await pilot.pause()
 
-    assert snap_compare(make(snap_field, theme), terminal_size=SIZE, run_before=run_before)
+    assert snap_compare(make(snap_field, theme), terminal_size=SIZE, run_before=still_after(run_before))
 
 
 @pytest.mark.parametrize("theme", THEMES)
@@ -122,7 +134,7 @@ def test_history_as_of(snap_compare, snap_field, theme):
         await pilot.press("a", *"2026-05-01", "enter")
         await pilot.pause()
 
-    assert snap_compare(make(snap_field, theme), terminal_size=SIZE, run_before=run_before)
+    assert snap_compare(make(snap_field, theme), terminal_size=SIZE, run_before=still_after(run_before))
 
 
 @pytest.mark.parametrize("theme", THEMES)
@@ -134,7 +146,7 @@ def test_search(snap_compare, snap_field, theme):
         await search_results(pilot, "public API decision")
         await settle(pilot)
 
-    assert snap_compare(make(snap_field, theme, use_index=True), terminal_size=SIZE, run_before=run_before)
+    assert snap_compare(make(snap_field, theme, use_index=True), terminal_size=SIZE, run_before=still_after(run_before))
 
 
 @pytest.mark.parametrize("theme", THEMES)
@@ -144,7 +156,7 @@ def test_overview(snap_compare, snap_field, theme):
         await pilot.press("3")
         await pilot.pause()
 
-    assert snap_compare(make(snap_field, theme), terminal_size=SIZE, run_before=run_before)
+    assert snap_compare(make(snap_field, theme), terminal_size=SIZE, run_before=still_after(run_before))
 
 
 @pytest.mark.parametrize("theme", THEMES)
@@ -154,7 +166,7 @@ def test_quarantine_queue(snap_compare, snap_field, theme):
         await pilot.press("4")
         await settle(pilot)
 
-    assert snap_compare(make(snap_field, theme), terminal_size=SIZE, run_before=run_before)
+    assert snap_compare(make(snap_field, theme), terminal_size=SIZE, run_before=still_after(run_before))
 
 
 @pytest.mark.parametrize("theme", THEMES)
@@ -164,7 +176,7 @@ def test_proposals_diff(snap_compare, snap_field, theme):
         await pilot.press("5")
         await settle(pilot)
 
-    assert snap_compare(make(snap_field, theme), terminal_size=SIZE, run_before=run_before)
+    assert snap_compare(make(snap_field, theme), terminal_size=SIZE, run_before=still_after(run_before))
 
 
 @pytest.mark.parametrize("theme", THEMES)
@@ -176,7 +188,7 @@ def test_proposals_side_by_side(snap_compare, snap_field, theme):
         await pilot.press("s")
         await pilot.pause()
 
-    assert snap_compare(make(snap_field, theme), terminal_size=SIZE, run_before=run_before)
+    assert snap_compare(make(snap_field, theme), terminal_size=SIZE, run_before=still_after(run_before))
 
 
 @pytest.mark.parametrize("theme", THEMES)
@@ -186,7 +198,7 @@ def test_editor(snap_compare, snap_field, theme):
         pilot.app.open_editor("quarantine/vendor-update.md")
         await pilot.pause()
 
-    assert snap_compare(make(snap_field, theme), terminal_size=SIZE, run_before=run_before)
+    assert snap_compare(make(snap_field, theme), terminal_size=SIZE, run_before=still_after(run_before))
 
 
 @pytest.mark.parametrize("theme", THEMES)
@@ -196,7 +208,7 @@ def test_help(snap_compare, snap_field, theme):
         await pilot.press("question_mark")
         await pilot.pause()
 
-    assert snap_compare(make(snap_field, theme), terminal_size=SIZE, run_before=run_before)
+    assert snap_compare(make(snap_field, theme), terminal_size=SIZE, run_before=still_after(run_before))
 
 
 NARROW = (80, 24)
@@ -216,7 +228,7 @@ def test_quarantine_after_a_decision(snap_compare, snap_field, theme, monkeypatc
         await pilot.press(*"prompt injection", "enter")
         await settle(pilot)
 
-    assert snap_compare(make(snap_field, theme), terminal_size=SIZE, run_before=run_before)
+    assert snap_compare(make(snap_field, theme), terminal_size=SIZE, run_before=still_after(run_before))
 
 
 @pytest.mark.parametrize("theme", THEMES)
@@ -230,7 +242,7 @@ def test_approve_dialog_with_danger_flags(snap_compare, snap_field, theme):
         await pilot.press("a")
         await pilot.pause(0.3)
 
-    assert snap_compare(make(snap_field, theme), terminal_size=SIZE, run_before=run_before)
+    assert snap_compare(make(snap_field, theme), terminal_size=SIZE, run_before=still_after(run_before))
 
 
 @pytest.mark.parametrize("theme", THEMES)
@@ -240,7 +252,7 @@ def test_browse_narrow(snap_compare, snap_field, theme):
     async def run_before(pilot):
         await settle(pilot)
 
-    assert snap_compare(make(snap_field, theme), terminal_size=NARROW, run_before=run_before)
+    assert snap_compare(make(snap_field, theme), terminal_size=NARROW, run_before=still_after(run_before))
 
 
 @pytest.mark.parametrize("theme", THEMES)
@@ -252,7 +264,7 @@ def test_page_view_narrow(snap_compare, snap_field, theme):
         pilot.app.open_page("decisions/api-trpc.md")
         await pilot.pause()
 
-    assert snap_compare(make(snap_field, theme), terminal_size=NARROW, run_before=run_before)
+    assert snap_compare(make(snap_field, theme), terminal_size=NARROW, run_before=still_after(run_before))
 
 
 @pytest.mark.parametrize("theme", THEMES)
@@ -263,7 +275,7 @@ def test_browse_filtered_in_place(snap_compare, snap_field, theme):
         await pilot.pause(0.1)
         await screen_settled(pilot.app, pilot)
 
-    assert snap_compare(make(snap_field, theme), terminal_size=SIZE, run_before=run_before)
+    assert snap_compare(make(snap_field, theme), terminal_size=SIZE, run_before=still_after(run_before))
 
 
 @pytest.mark.parametrize("theme", THEMES)
@@ -275,7 +287,7 @@ def test_help_from_the_quarantine_screen(snap_compare, snap_field, theme):
         await pilot.press("question_mark")
         await pilot.pause(0.3)
 
-    assert snap_compare(make(snap_field, theme), terminal_size=SIZE, run_before=run_before)
+    assert snap_compare(make(snap_field, theme), terminal_size=SIZE, run_before=still_after(run_before))
 
 
 @pytest.mark.parametrize("theme", THEMES)
@@ -303,7 +315,7 @@ def test_merge_dialog(snap_compare, snap_field, theme, monkeypatch):
             if type(pilot.app.screen).__name__ == "MergeScreen":
                 break
 
-    assert snap_compare(make(snap_field, theme), terminal_size=SIZE, run_before=run_before)
+    assert snap_compare(make(snap_field, theme), terminal_size=SIZE, run_before=still_after(run_before))
 
 
 def test_browse_no_color(snap_compare, snap_field, monkeypatch):
@@ -313,4 +325,4 @@ def test_browse_no_color(snap_compare, snap_field, monkeypatch):
     async def run_before(pilot):
         await settle(pilot)
 
-    assert snap_compare(make(snap_field, "memtui-dusk"), terminal_size=SIZE, run_before=run_before)
+    assert snap_compare(make(snap_field, "memtui-dusk"), terminal_size=SIZE, run_before=still_after(run_before))
