@@ -343,6 +343,15 @@ CASES: dict[str, Case] = {
         },
         expected_line=3,
     ),
+    "tool-markup": Case(
+        {"notes/a.md": "# Queue\n\nUse Postgres for the queue. [stated]\n</content>\n"},
+        # markup quoted in a code span or a fenced block, and ordinary HTML, are no leftover
+        {
+            "notes/a.md": "Use Postgres for the queue. [observed]\nThe tool closes with `</content>`. [observed]\n\n"
+            '```xml\n<parameter name="path">x</parameter>\n```\n\nA <b>bold</b> word stays. [observed]\n'
+        },
+        expected_line=4,
+    ),
     "page-unreadable": Case(
         {"notes/a.md": TAGGED}, {"notes/a.md": TAGGED}, setup=_folder_instead_of_page("notes/a.md")
     ),

@@ -180,7 +180,20 @@ def run_steps(steps: Generator[None, None, T]) -> T:
 
 _CONFLICT_START_RE = re.compile(r"<{7}(?:[ \t]|$)")
 _CONFLICT_END_RE = re.compile(r">{7}(?:[ \t]|$)")
-MAX_CONFLICTS_KEPT = 5
+
+
+def lines_outside_fences(text: str, first_line: int = 1) -> Generator[tuple[int, str], None, None]:
+    """(line number, line) for every line of ``text`` not inside fenced code (nor a fence)."""
+    in_fence = ""
+    for number, line in enumerate(text.splitlines(), start=first_line):
+        fence = FENCE_RE.match(line) if line.lstrip()[:1] in ("`", "~") else None
+        if in_fence:
+            if fence and fence.group(1)[0] == in_fence[0] and len(fence.group(1)) >= len(in_fence):
+                in_fence = ""
+        elif fence:
+            in_fence = fence.group(1)
+        else:
+            yield number, line
 
 
 def conflict_markers(text: str, first_line: int = 1) -> list[tuple[int, int]]:
@@ -189,19 +202,9 @@ def conflict_markers(text: str, first_line: int = 1) -> list[tuple[int, int]]:
     if "<<<<<<<" not in text:
         return []
     found: list[tuple[int, int]] = []
-    in_fence = ""
     start: int | None = None
     middle = False
-    for number, line in enumerate(text.splitlines(), start=first_line):
-        head = line.lstrip()
-        fence = FENCE_RE.match(line) if head[:1] in ("`", "~") else None
-        if in_fence:
-            if fence and fence.group(1)[0] == in_fence[0] and len(fence.group(1)) >= len(in_fence):
-                in_fence = ""
-            continue
-        if fence:
-            in_fence = fence.group(1)
-            continue
+    for number, line in lines_outside_fences(text, first_line):
         if _CONFLICT_START_RE.match(line):
             start, middle = number, False
         elif start is not None and line.rstrip() == "=======":
@@ -209,6 +212,33 @@ def conflict_markers(text: str, first_line: int = 1) -> list[tuple[int, int]]:
         elif start is not None and middle and _CONFLICT_END_RE.match(line):
             found.append((start, number))
             start = None
+    return found
+
+
+# What a model's tool call or chat template looks like when it leaks into the text it wrote:
+# ``</content>`` closing every memory, ``<parameter name="...">``, ``<|im_end|>``.
+_TOOL_TAG_NAMES = (
+    "invoke|parameter|function_calls|function_results|tool_use|tool_result|tool_call|tool_calls|"
+    "content|search_quality_reflection|thinking|antml:[a-z_]+"
+)
+TOOL_MARKUP_RE = re.compile(
+    rf"</?(?:{_TOOL_TAG_NAMES})(?:\s+name=\"[^\"\n]{{0,80}}\")?\s*/?>|<\|(?:im_start|im_end|im_sep|eot_id|"
+    r"start_header_id|end_header_id|endoftext|end|assistant|user|system)\|>"
+)
+
+
+def tool_markup(text: str, first_line: int = 1) -> list[tuple[int, str]]:
+    """Leftover tool-call or chat-template markup: (line, the markup), outside fenced code and
+    inline code spans (a page documenting a tool may quote it there)."""
+    if TOOL_MARKUP_RE.search(text) is None:
+        return []
+    found: list[tuple[int, str]] = []
+    for number, line in lines_outside_fences(text, first_line):
+        if "<" not in line:
+            continue
+        match = TOOL_MARKUP_RE.search(mask_code_spans(line) if "`" in line else line)
+        if match:
+            found.append((number, match.group(0)))
     return found
 
 

@@ -101,6 +101,12 @@ _RULES = [
         ERROR,
         "unresolved git merge conflict markers (<<<<<<<, =======, >>>>>>>): two versions of the page are mixed",
     ),
+    Rule(
+        "tool-markup",
+        WARNING,
+        "leftover tool-call or chat-template markup (</content>, <parameter name=...>, <|im_end|>) "
+        "outside code: the page was written by a tool call that leaked its own syntax",
+    ),
     Rule("page-unreadable", ERROR, "the file cannot be read"),
     Rule("folder-unreadable", ERROR, "a folder cannot be listed"),
     Rule("symlink-outside", WARNING, "symlink leaving the field (not followed)"),

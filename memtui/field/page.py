@@ -28,6 +28,7 @@ MAX_PARSE_BYTES = 2 * 1024 * 1024  # bigger files are listed and hashed, not par
 MAX_INDEX_BYTES = 20 * 1024 * 1024  # the text of a bigger page is still searchable up to this
 BINARY_SNIFF_BYTES = 8192
 MAX_HAZARDS_KEPT = 50  # per kind; ``hazard_counts`` has the full numbers
+MAX_LINE_PROBLEMS_KEPT = 5  # per rule: conflicts, tool-call markup (then one line says how many more)
 
 KINDS = ("episodic", "semantic", "procedural", "preference")
 ORIGINS = ("agent", "user", "job", "external")
@@ -385,6 +386,15 @@ def parse_bytes(path: str, data: bytes, *, keep_lines: bool = True) -> ParsedPag
     return body_mod.run_steps(parse_bytes_steps(path, data, keep_lines=keep_lines))
 
 
+def _kept(rule: str, found: list[tuple[int, str]], what: str, keep: int = MAX_LINE_PROBLEMS_KEPT) -> list[Problem]:
+    """The first ``keep`` of a page's ``found`` (line, message) as problems, and one more saying
+    how many are left out."""
+    out = [Problem(rule, line, message) for line, message in found[:keep]]
+    if len(found) > keep:
+        out.append(Problem(rule, found[keep][0], f"… {len(found) - keep} more {what}"))
+    return out
+
+
 def parse_bytes_steps(path: str, data: bytes, *, keep_lines: bool = True) -> Generator[None, None, ParsedPage]:
     """``parse_bytes`` that yields every few hundred body lines (a long page read between keystrokes)."""
     problems: list[Problem] = []
@@ -404,23 +414,26 @@ def parse_bytes_steps(path: str, data: bytes, *, keep_lines: bool = True) -> Gen
             )
         )
     conflicts = body_mod.conflict_markers(text)
-    for start, end in conflicts[: body_mod.MAX_CONFLICTS_KEPT]:
-        problems.append(
-            Problem(
-                "conflict-markers",
+    problems += _kept(
+        "conflict-markers",
+        [
+            (
                 start,
-                f"an unresolved git merge conflict (lines {start}-{end}): "
-                "both versions are in the page, and an agent reads both",
+                f"an unresolved git merge conflict (lines {start}-{end}): both versions are in the page, "
+                "and an agent reads both",
             )
-        )
-    if len(conflicts) > body_mod.MAX_CONFLICTS_KEPT:
-        problems.append(
-            Problem(
-                "conflict-markers",
-                conflicts[body_mod.MAX_CONFLICTS_KEPT][0],
-                f"… {len(conflicts) - body_mod.MAX_CONFLICTS_KEPT} more unresolved conflicts",
-            )
-        )
+            for start, end in conflicts
+        ],
+        "unresolved conflicts",
+    )
+    problems += _kept(
+        "tool-markup",
+        [
+            (line, f"leftover tool-call markup {token!r}: text of the model's tool call, not memory")
+            for line, token in body_mod.tool_markup(text)
+        ],
+        "lines with tool-call markup",
+    )
     body_text = text[fm.body_offset :]
     parsed_body = yield from body_mod.parse_body_steps(body_text, fm.body_line, keep_lines=keep_lines)
     return ParsedPage(
