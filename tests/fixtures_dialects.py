@@ -325,3 +325,42 @@ def basic_memory(root: Path) -> Path:
             ),
         },
     )
+
+
+# --------------------------------------------------------------------------- Serena
+
+
+def serena_project(root: Path) -> Path:
+    """A repository whose Serena agent keeps memories in .serena/memories/ (topics as subfolders),
+    with project.yml's memory patterns, Serena's own frontmatter and mem: references."""
+    return make_field(
+        root,
+        {
+            "README.md": "# Kestrel\n\nA job scheduler.\n",
+            ".serena/project.yml": (
+                "project_name: kestrel\nlanguages:\n- python\nread_only: false\n"
+                'ignored_memory_patterns:\n- "scratch/.*"\n- "(a+)+$"\n'
+                'read_only_memory_patterns:\n- "policy_.*"\n'
+                'initial_prompt: ""\n'
+            ),
+            ".serena/cache/python/document_symbols.pkl": "not memory",
+            ".serena/memories/project_overview.md": (
+                "# Project overview\n\nKestrel schedules batch jobs on a worker pool.\n"
+                "Commands are in mem:suggested_commands; the style guide is mem:code_style.\n"
+                "Shared habits: mem:global/team_habits.\n"
+            ),
+            ".serena/memories/suggested_commands.md": (
+                '---\nserena_frontmatter_version: 1\ntype: "Serena Memory"\ndescription: "dev commands"\n---\n'
+                "# Suggested commands\n\n- `uv run pytest` runs the tests\n- `uv run kestrel --dry-run` plans jobs\n"
+            ),
+            ".serena/memories/modules/worker_pool.md": (
+                "# Worker pool\n\nWorkers lease jobs for 30 seconds and renew while running.\n"
+                "See mem:project_overview.\n"
+            ),
+            ".serena/memories/policy_release.md": "# Release policy\n\nReleases need two approvals.\n",
+            ".serena/memories/scratch/draft_idea.md": "# Draft\n\nMaybe shard the queue by tenant.\n",
+            ".serena/memories/memory_maintenance.md": (
+                "# Memory maintenance\n\nKeep one memory per topic; update instead of duplicating.\n"
+            ),
+        },
+    )

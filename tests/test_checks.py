@@ -380,6 +380,16 @@ CASES: dict[str, Case] = {
         {"memory/MEMORY.md": "- [Deploys](deploys.md): how we ship\n" * 150, "memory/deploys.md": CLAUDE_TOPIC},
         expected_line=201,
     ),
+    "never-loaded": Case(
+        {
+            ".serena/project.yml": "ignored_memory_patterns: ['scratch/.*']\n",
+            ".serena/memories/scratch/idea.md": "# Idea\n\nShard the queue.\n",
+        },
+        {
+            ".serena/project.yml": "ignored_memory_patterns: ['archive/.*']\n",
+            ".serena/memories/scratch/idea.md": "# Idea\n\nShard the queue.\n",
+        },
+    ),
     "import-broken": Case(
         {"CLAUDE.md": "# Project\nSee @docs/missing.md for the release steps.\n"},
         {

@@ -21,6 +21,7 @@ from memtui.dialects.markdown import Markdown
 from memtui.dialects.memtui_format import MemtuiFormat
 from memtui.dialects.obsidian import Obsidian
 from memtui.dialects.openclaw import OpenClaw
+from memtui.dialects.serena import Serena
 from memtui.dialects.sidecar_store import SidecarStore
 from memtui.errors import MemtuiError
 from memtui.field.field import ScanResult, Scope, scan_field
@@ -29,6 +30,7 @@ OBSIDIAN = Obsidian()
 # Most specific first: a page goes to the first instance that claims it (memtui's own format last).
 DIALECTS: tuple[Dialect, ...] = (
     SidecarStore(),
+    Serena(),
     ClaudeCode(),
     OpenClaw(),
     BasicMemory(),
@@ -57,6 +59,7 @@ AGENT_FOLDERS = {
     ".memory",
     ".aictx",
     ".openclaw",
+    ".serena",
 }
 
 

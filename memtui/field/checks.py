@@ -118,6 +118,7 @@ _RULES = [
         WARNING,
         "Claude Code loads only the first 200 lines or 25,000 bytes of an auto-memory MEMORY.md",
     ),
+    Rule("never-loaded", INFO, "the agent's own settings keep it from ever listing or reading this page"),
     Rule("import-broken", WARNING, "a CLAUDE.md @import names a file that does not exist"),
     Rule("sidecar-invalid", WARNING, "a page of a JSON-sidecar store has no sidecar, or one that does not parse"),
     Rule("sidecar-hash-mismatch", WARNING, "the body or sidecar changed since the store recorded its content hash"),
@@ -311,6 +312,10 @@ def lesson_weight(signals: list[Any], *, reference: _dt.date | None) -> tuple[fl
 # --------------------------------------------------------------------------- whole field
 
 
+# References a format writes in its own form, shown as written (Serena's ``mem:name``).
+REFERENCE_SCHEMES = ("mem:",)
+
+
 def _link_findings(field: Field, info: PageInfo) -> list[Finding]:
     return page_references(field, info).findings
 
@@ -325,7 +330,8 @@ def page_references(field: Field, info: PageInfo) -> PageRefs:
     resolved_sources: dict[str, PageInfo | None] = {}
     for kind, target, line, hit in outgoing:
         if kind == "link" and hit is None and not _names_a_file(field, target, path):
-            out.append(_finding("link-broken", path, line, f"[[{target}]] matches no page"))
+            shown = target if target.startswith(REFERENCE_SCHEMES) else f"[[{target}]]"
+            out.append(_finding("link-broken", path, line, f"{shown} matches no page"))
         elif kind == "embed" and field.resolve_file(target, near=path) is None:
             out.append(_finding("link-broken", path, line, f"![[{target}]] matches no file"))
         elif kind == "source":
