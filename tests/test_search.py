@@ -152,3 +152,24 @@ def test_a_search_past_the_time_limit_returns_what_it_found(svc, monkeypatch: py
     hits = svc.search("public API decision")
     assert hits.timed_out
     assert all(h.path for h in hits)
+
+
+def test_quarantined_text_ranks_below_the_same_text_reviewed(tmp_path: Path) -> None:
+    """Text from outside that no one reviewed is found, but below a page saying the same."""
+    body = "The billing webhook retries three times with backoff."
+    write_page(tmp_path, "notes/webhook.md", "---\ntitle: Billing webhook\nreviewed: true\n---\n" + body + "\n")
+    write_page(
+        tmp_path,
+        "inbox/webhook.md",
+        "---\ntitle: Billing webhook\ntaint: external\nsources: [https://example.test/post]\n---\n" + body + "\n",
+    )
+    service = open_service(tmp_path)
+    try:
+        hits = service.search("billing webhook retries")
+        assert [(h.path, h.trust) for h in hits] == [
+            ("notes/webhook.md", "reviewed"),
+            ("inbox/webhook.md", "quarantined"),
+        ]
+        assert hits[1].score == pytest.approx(hits[0].score * search_mod.QUARANTINED_FACTOR, rel=0.2)
+    finally:
+        service.close()

@@ -95,6 +95,7 @@ MAX_EXPANSION = 500
 MIN_TEXT_PREFIX = 2
 TIME_LIMIT = 2.0
 SUPERSEDED_FACTOR = 0.5
+QUARANTINED_FACTOR = 0.8  # text from outside no one reviewed: below reviewed or plain pages saying the same
 HEAD_WEIGHT = 0.5  # a page whose title, aliases, name, id or file name hold every query word scores 1.5x
 WHOLE_BOOST = 2.0  # an identifier found whole outranks the same parts found apart
 OR_FACTOR = 0.9  # partial matches: a page holding more of the words scores higher (Whoosh's coordination)
@@ -1001,6 +1002,17 @@ def _rank_runs(
             cand.score *= 1.0 + RUN_BONUS * held / len(parsed.runs)
 
 
+def rank(record: PageRecord) -> float:
+    """What a page's own state does to its score (the text's match is scored apart): the one
+    place a ranking signal read from the page's record goes."""
+    factor = 1.0
+    if record.status != "current":
+        factor *= SUPERSEDED_FACTOR
+    if record.trust == "quarantined":
+        factor *= QUARANTINED_FACTOR
+    return factor
+
+
 def run_search(searcher, parsed: ParsedQuery, *, limit: int, root: Path) -> SearchResults:
     """Search, rank and cut snippets. Whoosh errors propagate (the caller treats them as damage)."""
     check_expansion(parsed, searcher.reader())
@@ -1028,9 +1040,7 @@ def run_search(searcher, parsed: ParsedQuery, *, limit: int, root: Path) -> Sear
             if record is None:
                 continue
             seen.add(path)
-            score = float(hit.score or 0.0) * (1.0 + HEAD_WEIGHT * _head_share(parsed, stored))
-            if record.status != "current":
-                score *= SUPERSEDED_FACTOR
+            score = float(hit.score or 0.0) * (1.0 + HEAD_WEIGHT * _head_share(parsed, stored)) * rank(record)
             found.append(Candidate(path, score, stored, record, full, hit.docnum))
         if parsed.phrases:
             found, missed = _check_phrases(root, parsed, found, texts, time.monotonic() + PHRASE_CHECK_TIME, wanted)
