@@ -20,9 +20,11 @@ store's back. The store has no review field: trust stays "no review record".
 
 from __future__ import annotations
 
+import errno
 import hashlib
 import json
 import os
+import stat
 from pathlib import Path
 from typing import Any
 
@@ -31,14 +33,14 @@ from memtui.dialects.base import (
     Applied,
     DetectContext,
     Dialect,
-    read_json_file,
 )
 from memtui.field.checks import Finding, make_finding
 from memtui.field.field import FieldView
 from memtui.field.page import PageInfo
-from memtui.store.files import read_bytes
+from memtui.store.files import MB, FileTooLarge, LineFile, open_regular, read_bytes, size_text
 
-MAX_EVENTS_BYTES = 8 * 1024 * 1024
+MAX_EVENTS_BYTES = 64 * MB  # events.jsonl is read a line at a time; a bigger log is not read at all
+MAX_EVENT_LINE_BYTES = 64 * 1024  # one event; a longer line is skipped
 MAX_RELATION_FILES = 5000
 STORE_FOLDERS = (".memory", ".aictx")  # aictx's store, under its current and its older name
 ORIGIN_OF_SOURCE = {"agent": "agent", "user": "user", "system": "job", "mcp": "agent"}
@@ -58,7 +60,11 @@ class SidecarStore(Dialect):
         found = []
         for store, (pages, sidecars) in sorted(_candidate_stores(ctx).items()):
             prefix = store + "/" if store else ""
-            config = read_json_file(ctx.root / prefix / "config.json") if ctx.exists(prefix + "config.json") else None
+            config, problem = (
+                _read_json(ctx.root, prefix + "config.json", "an aictx config.json")
+                if ctx.exists(prefix + "config.json")
+                else (None, None)
+            )
             if not isinstance(config, dict):
                 # Without its config.json, a folder is a store only at the field root or under a store's own name.
                 if store and store.rsplit("/", 1)[-1] not in STORE_FOLDERS or sidecars < max(1, pages // 2):
@@ -71,10 +77,15 @@ class SidecarStore(Dialect):
                 evidence.append(
                     f"{prefix}config.json (version {config.get('version', '?')}, project {project.get('name', '?')})"
                 )
+            if problem:
+                evidence.append(f"{prefix}config.json not read: {problem}")
             evidence.append(f"{sidecars} of {pages} pages under {prefix}memory/ have a JSON sidecar")
-            params: dict[str, Any] = {"supersedes": _supersede_relations(ctx.root / prefix / "relations")}
+            supersedes, skipped = _supersede_relations(ctx.root, prefix + "relations")
+            evidence.extend(skipped)
+            params: dict[str, Any] = {"supersedes": supersedes}
             if ctx.exists(prefix + "events.jsonl"):
-                evidence.append(f"{prefix}events.jsonl")
+                events_problem = _events_problem(ctx.root, prefix + "events.jsonl")
+                evidence.append(f"{prefix}events.jsonl" + (f" (not read: {events_problem})" if events_problem else ""))
                 params["events"] = prefix + "events.jsonl"
             found.append(Applied(self.name, store, evidence, params))
         return found
@@ -86,11 +97,20 @@ class SidecarStore(Dialect):
         info.dialect = self.name
         norm = info.writable_norm()
         side_rel = info.path[:-3] + ".json"
-        side_abs = os.path.join(root, *side_rel.split("/"))
         try:
-            result = read_bytes(side_abs)
-        except OSError:
-            result = None
+            result = read_bytes(side_rel, under=root, max_bytes=MAX_SIDE_FILE_BYTES, kind="a JSON sidecar")
+        except FileTooLarge as exc:
+            info.side = [side_rel, exc.stat.st_size, exc.stat.st_mtime_ns]
+            norm.sidecar_problem = f"the JSON sidecar is {exc.strerror}"
+            return
+        except OSError as exc:
+            try:
+                seen = os.lstat(os.path.join(root, *side_rel.split("/")))
+                info.side = [side_rel, seen.st_size, seen.st_mtime_ns]
+            except OSError:
+                info.side = ["", 0, 0]
+            norm.sidecar_problem = f"the JSON sidecar cannot be read: {_why(exc)}"
+            return
         if result is None:
             info.side = ["", 0, 0]  # looked, not there
             norm.sidecar_problem = "no JSON sidecar beside the page"
@@ -98,7 +118,7 @@ class SidecarStore(Dialect):
         data, st = result
         info.side = [side_rel, st.st_size, st.st_mtime_ns]
         try:
-            sidecar = json.loads(data.decode("utf-8")) if len(data) <= MAX_SIDE_FILE_BYTES else None
+            sidecar = json.loads(data.decode("utf-8"))
         except (ValueError, RecursionError):
             sidecar = None
         if not isinstance(sidecar, dict):
@@ -162,20 +182,75 @@ class SidecarStore(Dialect):
         if not rel or not ident:
             return []
         try:
-            result = read_bytes(os.path.join(root, *rel.split("/")))
-        except OSError:
+            opened = open_regular(rel, under=root)
+        except OSError as exc:
+            return [{"event": f"{rel} not read", "reason": _why(exc)}]
+        if opened is None:
             return []
-        if result is None or len(result[0]) > MAX_EVENTS_BYTES:
-            return []
-        out = []
-        for line in result[0].decode("utf-8", "replace").splitlines():
-            try:
-                event = json.loads(line)
-            except (ValueError, RecursionError):
-                continue
-            if isinstance(event, dict) and event.get("id") == ident:
-                out.append({k: event.get(k) for k in ("timestamp", "event", "actor", "reason") if k in event})
+        fd, st = opened
+        if st.st_size > MAX_EVENTS_BYTES:
+            os.close(fd)
+            return [{"event": f"{rel} not read", "reason": _too_big(st.st_size, MAX_EVENTS_BYTES, "an events log")}]
+        out: list[dict[str, Any]] = []
+        read = 0
+        with LineFile(fd, max_line=MAX_EVENT_LINE_BYTES) as lines:  # a line at a time
+            for line in lines:
+                read += line.size + 1
+                if read > MAX_EVENTS_BYTES + 1:  # it grew while being read
+                    out.append(
+                        {
+                            "event": f"{rel} not read past here",
+                            "reason": _too_big(read, MAX_EVENTS_BYTES, "an events log"),
+                        }
+                    )
+                    break
+                if line.data is None or not line.data.strip():
+                    continue
+                try:
+                    event = json.loads(line.data.decode("utf-8", "replace"))
+                except (ValueError, RecursionError):
+                    continue
+                if isinstance(event, dict) and event.get("id") == ident:
+                    out.append({k: event.get(k) for k in ("timestamp", "event", "actor", "reason") if k in event})
         return out
+
+
+def _why(exc: OSError) -> str:
+    if isinstance(exc, FileTooLarge):
+        return exc.strerror or str(exc)
+    if exc.errno == errno.ELOOP:
+        return "it is a symlink (or a folder on the way is), which memtui does not follow"
+    return exc.strerror or str(exc)
+
+
+def _too_big(size: int, limit: int, kind: str) -> str:
+    return f"{size_text(size)} ({size:,} bytes), over memtui's cap of {size_text(limit)} for {kind}"
+
+
+def _read_json(root: Path, rel: str, kind: str) -> tuple[Any, str | None]:
+    """A small JSON file of the store and None, or None and why it was not read (too large, a
+    symlink, not a regular file); (None, None) when it is missing or does not parse."""
+    try:
+        result = read_bytes(rel, under=root, max_bytes=MAX_SIDE_FILE_BYTES, kind=kind)
+    except OSError as exc:
+        return None, _why(exc)
+    if result is None:
+        return None, None
+    try:
+        return json.loads(result[0].decode("utf-8")), None
+    except (ValueError, RecursionError):
+        return None, None
+
+
+def _events_problem(root: Path, rel: str) -> str | None:
+    """Why the store's events log will not be read (None: it will)."""
+    try:
+        st = os.stat(os.path.join(root, *rel.split("/")), follow_symlinks=False)
+    except OSError:
+        return None
+    if not stat.S_ISREG(st.st_mode):
+        return "it is a symlink or not a regular file"
+    return _too_big(st.st_size, MAX_EVENTS_BYTES, "an events log") if st.st_size > MAX_EVENTS_BYTES else None
 
 
 def _candidate_stores(ctx: DetectContext) -> dict[str, tuple[int, int]]:
@@ -217,17 +292,22 @@ def content_hash(sidecar: dict[str, Any], markdown: str) -> str | None:
     return "sha256:" + hashlib.sha256(data).hexdigest()
 
 
-def _supersede_relations(folder: Path) -> dict[str, list[str]]:
-    """``relations/*.json`` edges with predicate ``supersedes``: id -> the ids it supersedes."""
+def _supersede_relations(root: Path, rel: str) -> tuple[dict[str, list[str]], list[str]]:
+    """``relations/*.json`` edges with predicate ``supersedes``: id -> the ids it supersedes; and
+    the relation files that were not read, and why (too large, a symlink, not a regular file)."""
     out: dict[str, list[str]] = {}
+    skipped: list[str] = []
     try:
-        names = sorted(os.listdir(folder))[:MAX_RELATION_FILES]
+        names = sorted(os.listdir(os.path.join(root, *rel.split("/"))))[:MAX_RELATION_FILES]
     except OSError:
-        return out
+        return out, skipped
     for name in names:
         if not name.endswith(".json"):
             continue
-        relation = read_json_file(folder / name)
+        relation, problem = _read_json(root, f"{rel}/{name}", "an aictx relation")
+        if problem:
+            skipped.append(f"{rel}/{name} not read: {problem}")
+            continue
         if (
             isinstance(relation, dict)
             and relation.get("predicate") == "supersedes"
@@ -236,4 +316,4 @@ def _supersede_relations(folder: Path) -> dict[str, list[str]]:
             and isinstance(relation.get("to"), str)
         ):
             out.setdefault(relation["from"], []).append(relation["to"])
-    return out
+    return out, skipped

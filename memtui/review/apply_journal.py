@@ -59,7 +59,7 @@ from typing import Any
 from memtui.errors import MemtuiError, StaleWriteError, UnsafePathError
 from memtui.review import ledger
 from memtui.store import gitrepo, locations, safe_write, signing, state
-from memtui.store.files import sha256_bytes
+from memtui.store.files import MAX_JOURNAL_BYTES, read_file, sha256_bytes
 from memtui.textsafety import one_line
 
 JOURNAL_DIR = "journal"
@@ -206,7 +206,7 @@ def _disk_hash(root: Path, relpath: str) -> str | None:
 
 def _read_disk(root: Path, relpath: str) -> bytes | None:
     try:
-        return safe_write.resolve_in_field(root, relpath, naming=False).read_bytes()
+        return read_file(safe_write.resolve_in_field(root, relpath, naming=False), under=root)  # bounded, no FIFO
     except FileNotFoundError:
         return None
 
@@ -389,7 +389,7 @@ def recover_interrupted(root: Path) -> list[Recovery]:
 def _load(root: Path, name: str) -> tuple[dict[str, Any] | None, list[str]]:
     """A journal that may be acted on, or None and why not."""
     try:
-        raw = state.read(root, JOURNAL_DIR, name)
+        raw = state.read(root, JOURNAL_DIR, name, max_bytes=MAX_JOURNAL_BYTES, kind="a journal")
         if raw is None:
             return None, []
         data = json.loads(raw.decode("utf-8"))

@@ -55,6 +55,7 @@ from typing import TYPE_CHECKING, Any
 
 from memtui.errors import MemtuiError
 from memtui.store import gitrepo, locations, signing, state
+from memtui.store.files import MAX_LINE_BYTES, size_text
 
 if TYPE_CHECKING:
     from memtui.field.field import Field
@@ -191,16 +192,25 @@ def check_writable(root: Path) -> None:
 
 def read(root: Path) -> LedgerRead:
     """Every decision that counts, in file order; bad and unverified lines are skipped and reported."""
-    raw = state.read(root, LEDGER_FILE)
-    if raw is None:
+    lines = state.read_lines(root, LEDGER_FILE)  # streamed: a huge ledger is never held whole
+    if lines is None:
         return LedgerRead([], [])
     result = LedgerRead([], [])
-    previous: bytes | None = None
+    previous: str | None = ""  # sha256 of the line before (None: it was over the cap, never hashed)
     signed_seen = False
-    for number, line in enumerate(raw.split(b"\n"), start=1):
+    for read_line in lines:
+        number, line = read_line.number, read_line.data
+        if line is None:
+            result.bad_lines.append(number)
+            result.problems.append(
+                f"ledger line {number} is ignored: it is {size_text(read_line.size)}, over memtui's cap of "
+                f"{size_text(MAX_LINE_BYTES)} for a ledger line (not read)"
+            )
+            previous = None
+            continue
         if not line.strip():
             continue
-        expected_prev, previous = _link(previous), line
+        expected_prev, previous = previous, read_line.digest
         try:
             data = json.loads(line.decode("utf-8"))
             if not isinstance(data, dict):
@@ -221,7 +231,7 @@ def read(root: Path) -> LedgerRead:
             result.bad_lines.append(number)
             continue
         if mac is not None:
-            if prev != expected_prev:
+            if expected_prev is not None and prev != expected_prev:
                 result.problems.append(f"ledger line {number}: the line before it was changed or removed")
             signed_seen = True
         result.entries.append(entry)

@@ -33,7 +33,7 @@ from memtui.review import apply_journal, ledger
 from memtui.review import proposals as proposals_mod
 from memtui.review.diffs import PageDiff, page_diff
 from memtui.store import safe_write
-from memtui.store.files import sha256_bytes
+from memtui.store.files import read_file, sha256_bytes
 
 QUARANTINE = "quarantine"
 PROPOSALS = "proposals"
@@ -117,7 +117,7 @@ def latest(root: Path, *, kind: str | None = None, target: str | None = None) ->
 
 def _disk(root: Path, path: str) -> bytes | None:
     try:
-        return safe_write.resolve_in_field(root, path).read_bytes()
+        return read_file(safe_write.resolve_in_field(root, path), under=root)  # bounded, no FIFO
     except FileNotFoundError:
         return None
 
@@ -155,8 +155,8 @@ def _plan_quarantine(root: Path, decision: ledger.LedgerEntry) -> UndoPlan:
         kept = None
         if archived:
             try:
-                kept = (Path(root) / archived).read_bytes()
-            except OSError:
+                kept = safe_write.read_state_file(root, archived)  # never through a link, bounded
+            except (OSError, MemtuiError):
                 kept = None
         if kept is None or sha256_bytes(kept) != before:
             kept = _blob(root, before)

@@ -43,7 +43,7 @@ from memtui.errors import (
     UnsafePathError,
 )
 from memtui.store import locations, state
-from memtui.store.files import read_bytes, sha256_bytes
+from memtui.store.files import MAX_READ_BYTES, read_bytes, sha256_bytes
 from memtui.textsafety import visible
 
 MUST_NOT_EXIST = "absent"  # pass as expected_hash when creating a new page
@@ -429,13 +429,9 @@ def write_page(
     root = Path(root)
     target = resolve_in_field(root, relpath)
     with os_errors_as_memtui_errors("read", relpath):
-        try:
-            with open(target, "rb") as handle:
-                old = handle.read()
-            old_mode: int | None = stat.S_IMODE(os.stat(target).st_mode)
-        except FileNotFoundError:
-            old = None
-            old_mode = None
+        found = read_bytes(target, kind="a page")  # no symlink, no FIFO, bounded (files.MAX_READ_BYTES)
+        old = found[0] if found is not None else None
+        old_mode: int | None = stat.S_IMODE(found[1].st_mode) if found is not None else None
     if expected_hash == MUST_NOT_EXIST and old is not None:
         raise StaleWriteError(
             f"{relpath} already exists",
@@ -535,6 +531,19 @@ def state_file_hash(root: Path, relpath: str) -> str | None:
     parts = check_relpath(relpath, allow_state=True, pages_only=False).split("/")
     data = state.read(root, *parts[1:])
     return sha256_bytes(data) if data is not None else None
+
+
+def read_state_file(root: Path, relpath: str, *, max_bytes: int = MAX_READ_BYTES, kind: str = "a file") -> bytes | None:
+    """The bytes of a file under ``.memtui/`` (``relpath`` starts with it: an archived page, a kept
+    copy), reached without following any link and read through the bounded reader; None when it
+    does not exist. ``UnsafePathError`` for a link on the way, ``FileTooLarge`` over ``max_bytes``."""
+    parts = check_relpath(relpath, allow_state=True, pages_only=False, naming=False).split("/")
+    if parts[0] != locations.STATE_DIR_NAME or len(parts) < 2:
+        raise UnsafePathError(f"not under {locations.STATE_DIR_NAME}/: {visible(relpath)}", "this is a bug in memtui")
+    try:
+        return state.read(root, *parts[1:], max_bytes=max_bytes, kind=kind)
+    except NotADirectoryError:
+        return None
 
 
 def write_internal_file(path: Path, data: bytes | Iterable[bytes]) -> None:

@@ -4,75 +4,206 @@ An agent that can write the field can write ``FIELD/.memtui/`` (the journal of
 an apply in progress, the ledger of decisions), and one that can write the
 user's cache can write the page cache and the search index, whose files Whoosh
 unpickles. memtui signs those records with a key that lives outside every field
-(``~/.config/memtui/index-signing.key``, named for its first use, created
-0600) and trusts only what verifies: HMAC-SHA256 over the exact bytes.
+(``~/.config/memtui/index-signing.key``, named for its first use, 0600) and
+trusts only what verifies: HMAC-SHA256 over the exact bytes.
 
-If the key cannot be stored, a key for this process only is used: signed
-records written now then do not verify in the next run (caches are rebuilt,
-an interrupted apply is reported instead of replayed).
+The key is created atomically: written whole to a temporary file, then linked
+to its name, under a lock (``index-signing.key.lock``), so a first run killed
+half-way never leaves an empty key behind. A key file shorter than a key (left
+by an older memtui killed while creating it) holds nothing memtui ever signed
+with, and is replaced the same way. A key file that is a symlink, or not a
+regular file, is never read through or replaced: ``key_status()`` says what is
+wrong with it.
+
+If the key cannot be stored or read, a key for this process only is used:
+signed caches written now then do not verify in the next run (they are
+rebuilt), and the review ledger refuses to record a decision (it would be
+reported done, then ignored as forged): ``key_status().problem`` says why.
 """
 
 from __future__ import annotations
 
 import contextlib
+import errno
 import hashlib
 import hmac
 import json
 import os
 import secrets
+import stat
+from collections.abc import Iterator
+from dataclasses import dataclass
 from typing import Any
 
 from memtui.store import locations
 
 KEY_FILE = "index-signing.key"
+LOCK_FILE = "index-signing.key.lock"
 KEY_BYTES = 32
+_MAX_KEY_BYTES = 4096
+
+try:  # POSIX advisory locks; elsewhere the lock is a no-op.
+    import fcntl
+except ImportError:  # pragma: no cover - Windows
+    fcntl = None  # type: ignore[assignment]
+
+
+@dataclass(frozen=True, slots=True)
+class KeyStatus:
+    """What memtui signs with in this process."""
+
+    path: str  # where the user's key lives
+    persistent: bool  # False: a key for this process only (see ``problem``)
+    problem: str | None  # why the key does not persist; None when it does
+    created: bool  # this process made the key (a first run here, or ~/.config/memtui was lost)
+    repaired: bool  # this process replaced a key file too short to be a key
+
 
 _process_key: bytes | None = None
-_cached: tuple[str, bytes] | None = None  # (key path, key) once read from disk
+_cached: tuple[KeyStatus, bytes] | None = None  # per key path (the tests move the config folder between runs)
+
+
+class _Unusable(Exception):
+    """The key file exists but memtui must not read it or replace it."""
 
 
 def _read_key(path: str) -> bytes | None:
-    with contextlib.suppress(OSError):
-        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0))
+    """The key file's bytes (None: missing); ``_Unusable`` for a link or a file that is not a regular one."""
+    flags = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_NONBLOCK", 0)
+    try:
+        fd = os.open(path, flags)
+    except FileNotFoundError:
+        return None
+    except OSError as exc:
+        if exc.errno == errno.ELOOP:
+            raise _Unusable(
+                f"{path} is a symlink: memtui never reads its key through a link; "
+                "replace the link with a copy of the file it points to (mode 0600)"
+            ) from None
+        raise _Unusable(f"cannot read {path}: {exc.strerror or exc}") from None
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise _Unusable(f"{path} is not a regular file: move it away, and memtui makes a new key")
+        data = b""
+        while len(data) <= _MAX_KEY_BYTES and (chunk := os.read(fd, _MAX_KEY_BYTES + 1 - len(data))):
+            data += chunk
+        return data[:_MAX_KEY_BYTES]
+    except OSError as exc:
+        raise _Unusable(f"cannot read {path}: {exc.strerror or exc}") from None
+    finally:
+        os.close(fd)
+
+
+@contextlib.contextmanager
+def _key_lock(folder: str) -> Iterator[None]:
+    fd = os.open(
+        os.path.join(folder, LOCK_FILE),
+        os.O_RDWR | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0),
+        0o600,
+    )
+    try:
+        if fcntl is not None:
+            fcntl.flock(fd, fcntl.LOCK_EX)
+        yield
+    finally:
+        os.close(fd)  # closing releases the lock
+
+
+def _install_key(folder: str, path: str, *, replace: bool) -> None:
+    """Write a new key whole to a temporary file, then give it its name in one step.
+
+    Without ``replace`` the name is taken with ``link`` (which fails if the key
+    appeared meanwhile); with it a short key file is renamed over.
+    """
+    tmp = os.path.join(folder, f".{KEY_FILE}.{secrets.token_hex(6)}.tmp")
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0), 0o600)
+    try:
         try:
-            data = os.read(fd, 4096)
+            os.write(fd, secrets.token_bytes(KEY_BYTES))
+            os.fsync(fd)
         finally:
             os.close(fd)
-        if len(data) >= KEY_BYTES:
-            return data
-    return None
+        if replace:
+            os.replace(tmp, path)
+        else:
+            try:
+                os.link(tmp, path)
+            except FileExistsError:
+                pass  # another memtui made it first: theirs is used
+            except OSError as exc:
+                if exc.errno not in (errno.EPERM, errno.ENOTSUP, errno.EOPNOTSUPP, errno.EXDEV):
+                    raise
+                os.replace(tmp, path)  # no hard links here; the lock keeps other memtuis out
+    finally:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+    with contextlib.suppress(OSError):
+        dir_fd = os.open(folder, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0))
+        try:
+            os.fsync(dir_fd)
+        finally:
+            os.close(dir_fd)
+
+
+def _load_key(path: str) -> tuple[bytes, bool, bool]:
+    """(key, created, repaired) from the key file, made or repaired first if needed.
+
+    ``_Unusable`` when it cannot be used, ``OSError`` when it cannot be made.
+    """
+    key = _read_key(path)
+    if key is not None and len(key) >= KEY_BYTES:
+        return key, False, False
+    folder = os.path.dirname(path)
+    os.makedirs(folder, mode=0o700, exist_ok=True)
+    with _key_lock(folder):
+        key = _read_key(path)  # another memtui may have made or repaired it meanwhile
+        if key is not None and len(key) >= KEY_BYTES:
+            return key, False, False
+        repaired = key is not None  # shorter than a key: never used to sign anything
+        _install_key(folder, path, replace=repaired)
+        key = _read_key(path)
+    if key is None or len(key) < KEY_BYTES:
+        raise _Unusable(f"{path} could not be made (it is still missing or short)")
+    return key, not repaired, repaired
+
+
+def _this_process_key() -> bytes:
+    global _process_key
+    if _process_key is None:
+        _process_key = secrets.token_bytes(KEY_BYTES)
+    return _process_key
+
+
+def _current() -> tuple[KeyStatus, bytes]:
+    global _cached
+    path = os.fspath(locations.user_config_dir() / KEY_FILE)
+    if _cached is not None and _cached[0].path == path:
+        return _cached
+    try:
+        key, created, repaired = _load_key(path)
+        status = KeyStatus(path, True, None, created, repaired)
+    except _Unusable as exc:
+        key, status = _this_process_key(), KeyStatus(path, False, str(exc), False, False)
+    except OSError as exc:
+        problem = f"cannot create {path}: {exc.strerror or exc}; make that folder writable"
+        key, status = _this_process_key(), KeyStatus(path, False, problem, False, False)
+    _cached = (status, key)
+    return _cached
 
 
 def signing_key() -> tuple[bytes, bool]:
     """The user's signing key and whether it persists between runs.
 
-    Created on first use (mode 0600, never through a symlink). Read once per
-    process and folder (the tests move the config folder between runs).
+    Created on first use (mode 0600, whole or not at all, never through a
+    symlink). Read once per process and key path.
     """
-    global _process_key, _cached
-    path = os.fspath(locations.user_config_dir() / KEY_FILE)
-    if _cached is not None and _cached[0] == path:
-        return _cached[1], True
-    key = _read_key(path)
-    if key is None:
-        try:
-            os.makedirs(os.path.dirname(path), mode=0o700, exist_ok=True)
-            fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0), 0o600)
-            with os.fdopen(fd, "wb") as handle:
-                handle.write(secrets.token_bytes(KEY_BYTES))
-        except FileExistsError:
-            pass  # another memtui made it first
-        except OSError:
-            if _process_key is None:
-                _process_key = secrets.token_bytes(KEY_BYTES)
-            return _process_key, False
-        key = _read_key(path)
-    if key is None:
-        if _process_key is None:
-            _process_key = secrets.token_bytes(KEY_BYTES)
-        return _process_key, False
-    _cached = (path, key)
-    return key, True
+    status, key = _current()
+    return key, status.persistent
+
+
+def key_status() -> KeyStatus:
+    """Whether the key persists, and if not why (see ``KeyStatus``)."""
+    return _current()[0]
 
 
 def sign(data: bytes) -> str:

@@ -25,6 +25,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 
 from memtui.errors import UnsafePathError
+from memtui.store import files
 from memtui.store.locations import STATE_DIR_NAME
 
 _DIR_FLAGS = os.O_RDONLY | getattr(os, "O_DIRECTORY", 0) | getattr(os, "O_CLOEXEC", 0)
@@ -110,21 +111,40 @@ class StateDir:
                 ) from None
             raise
 
-    def read(self, name: str) -> bytes | None:
-        """The bytes of a regular file here; None when it does not exist."""
+    def _open_regular(self, name: str) -> tuple[int, os.stat_result] | None:
+        """A regular file here, opened without following a link or blocking; None when it does not exist."""
         try:
             fd = self.open(name, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
         except FileNotFoundError:
             return None
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            os.close(fd)
+            raise UnsafePathError(f"{self.shown}/{name} is not a regular file", "remove it")
+        return fd, st
+
+    def read(self, name: str, *, max_bytes: int = files.MAX_READ_BYTES, kind: str = "a file") -> bytes | None:
+        """The bytes of a regular file here; None when it does not exist.
+
+        Read through ``files.read_fd``: over ``max_bytes`` raises ``files.FileTooLarge``
+        (an ``OSError``) having read at most ``max_bytes + 1`` bytes.
+        """
+        opened = self._open_regular(name)
+        if opened is None:
+            return None
+        fd, st = opened
         try:
-            if not stat.S_ISREG(os.fstat(fd).st_mode):
-                raise UnsafePathError(f"{self.shown}/{name} is not a regular file", "remove it")
-            chunks = []
-            while chunk := os.read(fd, 1 << 20):
-                chunks.append(chunk)
-            return b"".join(chunks)
+            return files.read_fd(fd, st, max_bytes=max_bytes, name=f"{self.shown}/{name}", kind=kind)
         finally:
             os.close(fd)
+
+    def lines(self, name: str, *, max_line: int = files.MAX_LINE_BYTES) -> files.LineFile | None:
+        """The lines of a regular file here, read a chunk at a time (``files.iter_lines``); None when
+        it does not exist. The file stays open until its lines are exhausted or it is closed."""
+        opened = self._open_regular(name)
+        if opened is None:
+            return None
+        return files.LineFile(opened[0], max_line=max_line)
 
     def write(self, name: str, data: bytes, *, mode: int = 0o644, durable: bool = True) -> None:
         """Replace ``name`` atomically: a temp file here, ``fsync``, rename over it, ``fsync`` the folder."""
@@ -151,8 +171,10 @@ class StateDir:
     def append(self, name: str, data: bytes, *, before: Callable[[bytes], bytes] | None = None) -> None:
         """Append ``data`` with one ``write`` and ``fsync``, holding an exclusive lock on the file.
 
-        ``before(current_bytes) -> bytes`` may compute what to append from the
-        file as it is under the lock (the ledger's hash chain).
+        ``before(tail) -> bytes`` may compute what to append from the end of the
+        file as it is under the lock (the ledger's hash chain): ``tail`` is the file
+        from the start of its last line (``files.tail``: at most ``files.MAX_LINE_BYTES``
+        of it), so a huge file is never read to append to it.
         """
         fd = self.open(name, os.O_RDWR | os.O_APPEND | os.O_CREAT, 0o644)
         try:
@@ -161,7 +183,7 @@ class StateDir:
             if fcntl is not None:
                 fcntl.flock(fd, fcntl.LOCK_EX)
             if before is not None:
-                data = before(_read_fd(fd))
+                data = before(files.tail(fd))
             os.write(fd, data)
             os.fsync(fd)
         finally:
@@ -185,11 +207,6 @@ class StateDir:
             os.fsync(self.fd)
 
 
-def _read_fd(fd: int) -> bytes:
-    size = os.fstat(fd).st_size
-    return os.pread(fd, size, 0) if size else b""
-
-
 @contextlib.contextmanager
 def opened(root: Path | str, *parts: str, create: bool = True) -> Iterator[StateDir | None]:
     """``StateDir`` as a context; yields None when a folder is missing and ``create`` is false."""
@@ -202,11 +219,21 @@ def opened(root: Path | str, *parts: str, create: bool = True) -> Iterator[State
         yield folder
 
 
-def read(root: Path | str, *parts: str) -> bytes | None:
-    """The bytes of ``.memtui/<parts>``; None when it (or a folder on the way) does not exist."""
+def read(root: Path | str, *parts: str, max_bytes: int = files.MAX_READ_BYTES, kind: str = "a file") -> bytes | None:
+    """The bytes of ``.memtui/<parts>``; None when it (or a folder on the way) does not exist.
+
+    Over ``max_bytes`` raises ``files.FileTooLarge`` (nothing past the cap is read)."""
     *folders, name = parts
     with opened(root, *folders, create=False) as folder:
-        return folder.read(name) if folder is not None else None
+        return folder.read(name, max_bytes=max_bytes, kind=kind) if folder is not None else None
+
+
+def read_lines(root: Path | str, *parts: str, max_line: int = files.MAX_LINE_BYTES) -> files.LineFile | None:
+    """The lines of ``.memtui/<parts>`` read a chunk at a time (a log of any size in bounded
+    memory; a line over ``max_line`` comes with ``data`` None); None when it does not exist."""
+    *folders, name = parts
+    with opened(root, *folders, create=False) as folder:
+        return folder.lines(name, max_line=max_line) if folder is not None else None
 
 
 def write(root: Path | str, *parts: str, data: bytes, mode: int = 0o644) -> None:
