@@ -390,6 +390,42 @@ CASES: dict[str, Case] = {
             ".serena/memories/scratch/idea.md": "# Idea\n\nShard the queue.\n",
         },
     ),
+    "import-outside": Case(
+        {"CLAUDE.md": "# Project\nTeam rules: @~/team/rules.md and @../shared/style.md\n"},
+        {"CLAUDE.md": "# Project\nTeam rules: @docs/rules.md\n", "docs/rules.md": "# Rules\n"},
+        expected_line=2,
+    ),
+    "import-credential": Case(
+        {"CLAUDE.md": "# Project\nDeploy key: @~/.ssh/id_rsa\n"},
+        {"CLAUDE.md": "# Project\nDeploy notes: @docs/deploy.md\n", "docs/deploy.md": "# Deploy\n"},
+        expected_line=2,
+    ),
+    "topic-unindexed": Case(
+        {
+            "memory/MEMORY.md": "- [Deploys](deploys.md): how we ship\n",
+            "memory/deploys.md": CLAUDE_TOPIC,
+            "memory/orphan.md": CLAUDE_TOPIC,
+        },
+        {
+            "memory/MEMORY.md": "- [Deploys](deploys.md): how we ship\n- [Other](orphan.md): more\n",
+            "memory/deploys.md": CLAUDE_TOPIC,
+            "memory/orphan.md": CLAUDE_TOPIC,
+        },
+    ),
+    "lookalike-tag": Case(
+        {"notes/a.md": "Deploy on Fridays. [observed]\nMaya chose Postgres. [\u0455tated]\n"},  # Cyrillic dze
+        {"notes/a.md": "Deploy on Fridays. [observed]\nMaya chose Postgres. [observed]\n"},
+        expected_line=2,
+    ),
+    "secret": Case(
+        {"notes/a.md": "# Staging\n\nThe staging password: hunter2-Blue7 [observed]\n"},
+        {"notes/a.md": "# Staging\n\nThe staging password is in the team vault. [observed]\n"},
+        expected_line=3,
+    ),
+    "loaded-untrusted": Case(
+        {"CLAUDE.md": "# Project\nSee @notes/vendor.md\n", "notes/vendor.md": page("taint: external", TAGGED)},
+        {"CLAUDE.md": "# Project\nSee @notes/vendor.md\n", "notes/vendor.md": page("reviewed: true", TAGGED)},
+    ),
     "import-broken": Case(
         {"CLAUDE.md": "# Project\nSee @docs/missing.md for the release steps.\n"},
         {

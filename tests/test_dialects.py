@@ -124,7 +124,9 @@ def test_auto_memory_topic_files_read_name_description_and_type(tmp_path):
 def test_a_long_auto_memory_index_says_where_the_agent_stops_reading(tmp_path):
     field = open_field(fx.claude_auto_memory(tmp_path / "cc", index_lines=260))
     index = field.pages["memory/MEMORY.md"]
-    assert index.norm.agent_view == {"lines": 260, "ends_at": 200}
+    view = index.norm.agent_view
+    assert (view["lines"], view["ends_at"]) == (260, 200)
+    assert [target for target, _ in view["pointers"]] == ["deploy-windows.md", "user-role.md", "staging.md"]
     (finding,) = [f for f in run_checks(field) if f.rule == "claude-memory-truncated"]
     assert finding.line == 201 and "lines 201-260 (60 of 260) never reach a session" in finding.message
 

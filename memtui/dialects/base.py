@@ -8,10 +8,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from memtui.dialects.loading import LoadedFile, Outside
 from memtui.field.checks import Finding
 from memtui.field.field import FieldView, ScanResult
 from memtui.field.page import PageInfo
-from memtui.store.files import read_bytes
+from memtui.store.files import read_bytes, read_head
 
 MAX_SIDE_FILE_BYTES = 1024 * 1024  # a sidecar or config file bigger than this is not read
 SAMPLE_BYTES = 4096  # detection reads at most this much of a page
@@ -75,8 +76,8 @@ class DetectContext:
     def head(self, rel: str, size: int = SAMPLE_BYTES) -> str:
         """The first ``size`` bytes of a file, decoded leniently ('' when unreadable)."""
         try:
-            with open(os.path.join(self.root, *rel.split("/")), "rb") as handle:
-                return handle.read(size).decode("utf-8", "replace")
+            found = read_head(os.path.join(self.root, *rel.split("/")), size, under=self.root)  # no link, no FIFO
+            return found[0].decode("utf-8", "replace") if found is not None else ""
         except OSError:
             return ""
 
@@ -92,7 +93,7 @@ class DetectContext:
 def read_json_file(path: Path) -> Any:
     """A small JSON file from the field, or None: never follows a symlink, never reads a huge file."""
     try:
-        result = read_bytes(path)
+        result = read_bytes(path, max_bytes=MAX_SIDE_FILE_BYTES)  # a bigger file is never read
     except OSError:
         return None
     if result is None:
@@ -137,3 +138,12 @@ class Dialect:
 
     def link_prefixes(self, applied: Applied, root: Path) -> list[str]:
         return []
+
+    def context(
+        self, applied: Applied, field: FieldView, *, all_files: bool = True
+    ) -> tuple[list[LoadedFile], list[Outside]]:
+        """The files of this instance an agent loads and how (``dialects.loading``), and the
+        sources it loads from outside the field (named, never read). ``all_files=False``: only
+        what the agent loads by itself (``loading.AUTOMATIC``), not what it may read on demand.
+        Nothing: no agent is known to load this format by itself."""
+        return [], []

@@ -23,10 +23,12 @@ from pathlib import Path
 from typing import Any
 
 from memtui.dialects.base import Applied, DetectContext, Dialect
-from memtui.field.body import FENCE_RE, mask_code_spans
+from memtui.dialects.loading import ALWAYS, INSTRUCTIONS, MEMORY, ON_DEMAND, ON_MATCH, Cap, LoadedFile, Outside
+from memtui.field.body import FENCE_RE, lines_outside_fences, mask_code_spans
 from memtui.field.checks import Finding, make_finding
 from memtui.field.field import FieldView
 from memtui.field.page import PageInfo
+from memtui.store.files import read_head
 
 AGENT_VIEW_LINES = 200
 AGENT_VIEW_BYTES = 25_000
@@ -47,6 +49,20 @@ USER_FOLDERS = (*INSTRUCTION_FOLDERS, "projects", "agent-memory")
 # Where Claude Code keeps auto memory, relative to a Claude Code folder (``.claude/`` or ``~/.claude``).
 _AUTO_PLACE_RE = re.compile(r"^(?:memory|projects/[^/]+/memory|agent-memory/[^/]+)/$")
 TOPIC_SAMPLE = 6
+AGENT = "claude-code"
+MEMORY_CAP = Cap(
+    f"the first {AGENT_VIEW_LINES} lines or {AGENT_VIEW_BYTES:,} bytes, whichever comes first",
+    lines=AGENT_VIEW_LINES,
+    bytes=AGENT_VIEW_BYTES,
+)
+# Paths an import must never name: keys, credentials, the system's password files.
+_CREDENTIAL_RE = re.compile(
+    r"(?:^|/)(?:\.ssh|\.gnupg|\.aws|\.azure|\.kube|\.docker|\.config/gcloud|\.password-store)(?:/|$)"
+    r"|(?:^|/)(?:id_rsa|id_dsa|id_ecdsa|id_ed25519|\.netrc|\.git-credentials|\.npmrc|\.pypirc|\.env(?:\.[\w.-]+)?"
+    r"|credentials(?:\.json)?|shadow|passwd|sudoers)$"
+    r"|\.(?:pem|key|p12|pfx|keystore|jks|kdbx)$",
+    re.IGNORECASE,
+)
 
 
 def _is_topic_folder(ctx: DetectContext, folder: str, names: list[str]) -> bool:
@@ -67,8 +83,8 @@ def holds_memory(folder: Path) -> bool:
         return False
     for name in names:
         try:
-            with open(folder / name, "rb") as handle:
-                head = handle.read(2048).decode("utf-8", "replace")
+            found = read_head(folder / name, 2048)  # no symlink, no FIFO (which would block for ever)
+            head = found[0].decode("utf-8", "replace") if found is not None else ""
         except OSError:
             continue
         if _TYPE_RE.search(head):
@@ -211,8 +227,81 @@ class ClaudeCode(Dialect):
             # Lists, as this reading has always made them (NormalPage.from_dict makes tuples): typing only.
             norm.imports = imports
 
+    def context(
+        self, applied: Applied, field: FieldView, *, all_files: bool = True
+    ) -> tuple[list[LoadedFile], list[Outside]]:
+        kind = applied.params.get("kind")
+        if kind == "auto-memory":
+            return self._memory_context(applied, field, all_files)
+        files: list[LoadedFile] = []
+        outside: list[Outside] = []
+        user = kind == "user"
+        for path, info in sorted(field.pages.items()):
+            if info.dialect != self.name or not applied.covers(path) or info.norm.role != "instructions":
+                continue
+            name = path.rsplit("/", 1)[-1]
+            top = path.split("/", 1)[0]
+            if path in ("CLAUDE.md", ".claude/CLAUDE.md"):
+                how = "your user instructions" if user else "project instructions"
+                files.append(LoadedFile(AGENT, path, ALWAYS, INSTRUCTIONS, how, order=(2, path)))
+            elif path == "CLAUDE.local.md":
+                files.append(LoadedFile(AGENT, path, ALWAYS, INSTRUCTIONS, "local project instructions", order=(4,)))
+            elif path.startswith(".claude/rules/") or (user and top == "rules"):
+                pattern = _rule_paths(info)
+                mode, how = (ON_MATCH, "a rule for the files it names") if pattern else (ALWAYS, "a rule")
+                files.append(LoadedFile(AGENT, path, mode, INSTRUCTIONS, how, pattern=pattern, order=(3, path)))
+            elif name == "CLAUDE.md":
+                folder = path.rsplit("/", 1)[0].removesuffix("/.claude")
+                how = "instructions of a subfolder, loaded when the agent reads files there"
+                files.append(
+                    LoadedFile(AGENT, path, ON_MATCH, INSTRUCTIONS, how, pattern=f"{folder}/**", order=(5, path))
+                )
+            elif user and top in ("agents", "commands", "skills") and all_files:
+                words = {"agents": "a subagent's prompt", "commands": "a slash command", "skills": "a skill"}
+                files.append(LoadedFile(AGENT, path, ON_DEMAND, INSTRUCTIONS, words[top], order=(7, path)))
+        files += _imported(field, files, outside)
+        if not user:
+            outside += [
+                Outside(AGENT, "your user instructions, ~/.claude/CLAUDE.md and ~/.claude/rules/", "memtui ~/.claude"),
+                Outside(AGENT, "CLAUDE.md files in the folders above this one (loaded too when they exist)"),
+                Outside(
+                    AGENT,
+                    f"this project's auto memory, ~/.claude/projects/<project>/memory/MEMORY.md ({MEMORY_CAP.words})",
+                    "memtui ~/.claude/projects",
+                ),
+            ]
+        return files, outside
+
+    def _memory_context(
+        self, applied: Applied, field: FieldView, all_files: bool
+    ) -> tuple[list[LoadedFile], list[Outside]]:
+        root = applied.root
+        prefix = root + "/" if root else ""
+        inside = (field.root.resolve().as_posix() + "/" + prefix).rpartition("/.claude/")[2]
+        subagent = inside.split("/")[1] if inside.startswith("agent-memory/") and inside.count("/") >= 2 else None
+        agent = f"{AGENT}/{subagent}" if subagent else AGENT
+        files: list[LoadedFile] = []
+        index = field.pages.get(prefix + "MEMORY.md")
+        if not all_files:
+            found = [index] if index is not None and index.dialect == self.name else []
+        else:
+            found = [info for path, info in sorted(field.pages.items()) if applied.covers(path)]
+        for info in found:
+            path = info.path
+            if info.dialect != self.name:
+                continue
+            if path == prefix + "MEMORY.md":
+                how = f"the {subagent} subagent's memory index" if subagent else "the auto-memory index"
+                files.append(LoadedFile(agent, path, ALWAYS, MEMORY, how, cap=MEMORY_CAP, order=(6, 0)))
+            else:
+                how = "a topic file, read when the agent decides to"
+                files.append(LoadedFile(agent, path, ON_DEMAND, MEMORY, how, order=(8, path)))
+        return files, []
+
     def page_checks(self, applied: Applied, field: FieldView, info: PageInfo) -> list[Finding]:
         out: list[Finding] = []
+        if applied.params.get("kind") == "auto-memory":
+            out.extend(_unindexed(applied, field, info))
         view = info.norm.agent_view
         if isinstance(view, dict) and view.get("ends_at"):
             out.append(
@@ -230,19 +319,25 @@ class ClaudeCode(Dialect):
         return out
 
 
+_POINTER_RE = re.compile(r"\]\(<?([^)<>\s]+\.md)>?(?:#[^)]*)?\)|\[\[([^\[\]|#\n]+)")
+
+
 def _agent_view(text: str) -> dict[str, Any]:
-    """How much of an auto-memory MEMORY.md Claude Code loads: the line it stops after, if it stops."""
+    """How much of an auto-memory MEMORY.md Claude Code loads (the line it stops after, if it
+    stops), and the topic files it points at: (target, line), Markdown links and wikilinks."""
+    cut, _ = MEMORY_CAP.cut(text)
     lines = text.split("\n")
     if lines and lines[-1] == "":
         lines.pop()
-    total_bytes = 0
-    ends_at = None
-    for number, line in enumerate(lines, start=1):
-        total_bytes += len(line.encode("utf-8", "surrogateescape")) + 1
-        if number > AGENT_VIEW_LINES or total_bytes > AGENT_VIEW_BYTES:
-            ends_at = number - 1
-            break
-    return {"lines": len(lines), "ends_at": ends_at}
+    pointers: list[list[Any]] = []
+    for number, line in lines_outside_fences(text):
+        if "](" not in line and "[[" not in line:
+            continue
+        for match in _POINTER_RE.finditer(mask_code_spans(line) if "`" in line else line):
+            target = (match.group(1) or match.group(2) or "").strip()
+            if target and "://" not in target:
+                pointers.append([target, number])
+    return {"lines": len(lines), "ends_at": None if cut is None else cut - 1, "pointers": pointers}
 
 
 def _imports(text: str, skip_lines: int) -> list[tuple[str, int]]:
@@ -270,16 +365,107 @@ def _imports(text: str, skip_lines: int) -> list[tuple[str, int]]:
 
 
 def _import_findings(field: FieldView, info: PageInfo, target: str, line: int) -> list[Finding]:
-    """An import that names a path (a ``/`` or a file extension) must exist; ``~/`` is outside the field."""
-    if target.startswith("~/") or os.path.isabs(target):
-        return []
+    """An import that names a path (a ``/`` or a file extension) must exist, inside the field.
+
+    One leaving the field (``~/``, an absolute path, ``..`` past the root) loads a file memtui
+    cannot see into every session: a finding, and an error when it names a key or credential."""
     if "/" not in target and "." not in target:
         return []  # "@alice" is a mention as often as a file
     folder = info.path.rsplit("/", 1)[0] if "/" in info.path else ""
-    joined = os.path.normpath(os.path.join(folder, target)).replace(os.sep, "/")
-    if joined.startswith(".."):
-        return [make_finding("import-broken", info.path, line, f"@{target} points outside the field")]
+    outside = target.startswith("~") or os.path.isabs(target)
+    joined = target if outside else os.path.normpath(os.path.join(folder, target)).replace(os.sep, "/")
+    if outside or joined == ".." or joined.startswith("../"):
+        if _CREDENTIAL_RE.search(target.replace("\\", "/")):
+            message = f"@{target} imports a key or credential file into every session that loads this file"
+            return [make_finding("import-credential", info.path, line, message)]
+        message = f"@{target} leaves the field: the agent loads a file memtui cannot show you"
+        return [make_finding("import-outside", info.path, line, message)]
     absolute = os.path.join(field.content_root, *joined.split("/"))
     if os.path.lexists(absolute):
         return []
     return [make_finding("import-broken", info.path, line, f"@{target}: no such file")]
+
+
+def import_target(info_path: str, target: str) -> str | None:
+    """The field path an import names (None: it leaves the field)."""
+    if target.startswith("~") or os.path.isabs(target):
+        return None
+    folder = info_path.rsplit("/", 1)[0] if "/" in info_path else ""
+    joined = os.path.normpath(os.path.join(folder, target)).replace(os.sep, "/")
+    return None if joined == ".." or joined.startswith("../") else joined
+
+
+def _rule_paths(info: PageInfo) -> str | None:
+    """A rule's ``paths`` (one glob or a list), as one pattern; None: it applies always."""
+    value = info.meta.get("paths")
+    if isinstance(value, str) and value.strip():
+        return value.strip()
+    if isinstance(value, list):
+        globs = [str(item).strip() for item in value if str(item).strip()]
+        return ", ".join(globs) if globs else None
+    return None
+
+
+def _imported(field: FieldView, loaded: list[LoadedFile], outside: list[Outside]) -> list[LoadedFile]:
+    """The files the loaded instruction files import (``@path``), up to five hops, each loaded as
+    its importer is; imports leaving the field are named, never read."""
+    found: list[LoadedFile] = []
+    seen = {entry.path for entry in loaded}
+    frontier = [(entry, 0) for entry in loaded]
+    while frontier:
+        entry, hops = frontier.pop(0)
+        info = field.pages.get(entry.path)
+        if info is None or hops >= MAX_IMPORT_HOPS:
+            continue
+        for target, line in info.norm.imports or []:
+            if "/" not in target and "." not in target:
+                continue
+            path = import_target(entry.path, target)
+            if path is None:
+                outside.append(Outside(AGENT, f"@{target}, imported by {entry.path}:{line} (outside the field)"))
+                continue
+            if path in seen:
+                continue
+            seen.add(path)
+            how = f"imported by {entry.path}:{line}" + (f" ({hops + 1} hops)" if hops else "")
+            child = LoadedFile(
+                AGENT,
+                path,
+                entry.loaded,
+                INSTRUCTIONS,
+                how,
+                pattern=entry.pattern,
+                order=(*entry.order, line),
+                via=f"{entry.path}:{line}",
+            )
+            found.append(child)
+            frontier.append((child, hops + 1))
+    return found
+
+
+def _unindexed(applied: Applied, field: FieldView, info: PageInfo) -> list[Finding]:
+    """A topic file MEMORY.md never points at (or points at only past where the agent stops
+    reading): the agent does not know it exists."""
+    prefix = applied.root + "/" if applied.root else ""
+    index = field.pages.get(prefix + "MEMORY.md")
+    if index is None or info.path == index.path:
+        return []
+    view = index.norm.agent_view if isinstance(index.norm.agent_view, dict) else {}
+    ends_at = view.get("ends_at")
+    local = applied.local(info.path)
+    stem = local[:-3] if local.endswith(".md") else local
+    lines = [
+        int(line)
+        for target, line in view.get("pointers", ())
+        if isinstance(target, str) and os.path.normpath(target).replace(os.sep, "/").removesuffix(".md") in (stem,)
+    ]
+    if not lines:
+        message = f"{index.path} never points at this topic file: the agent does not know it exists"
+        return [make_finding("topic-unindexed", info.path, None, message)]
+    if ends_at is not None and min(lines) > ends_at:
+        message = (
+            f"{index.path} points at it only on line {min(lines)}, past line {ends_at}, where the agent "
+            "stops reading: the agent does not know it exists"
+        )
+        return [make_finding("topic-unindexed", info.path, None, message)]
+    return []

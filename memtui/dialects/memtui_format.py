@@ -14,7 +14,10 @@ import re
 from pathlib import Path
 
 from memtui.dialects.base import Applied, DetectContext, Dialect
+from memtui.dialects.loading import ALWAYS, INSTRUCTIONS, MEMORY, NEVER, ON_DEMAND, Cap, LoadedFile, Outside
+from memtui.field.field import FieldView
 from memtui.field.page import PageInfo
+from memtui.field.trust import QUARANTINE_FOLDER
 
 # Keys only memtui's format uses (``subject:`` alone is an e-mail header as often as a memory subject).
 _MEMTUI_KEYS_RE = re.compile(
@@ -22,9 +25,10 @@ _MEMTUI_KEYS_RE = re.compile(
     r"|^(kind):\s*(?:episodic|semantic|procedural|preference)\s*$",
     re.MULTILINE,
 )
-_SOURCE_TAG_RE = re.compile(r"\[(stated|observed|inferred|suggested)\]", re.IGNORECASE)
+_SOURCE_TAG_RE = re.compile(r"\[(stated|observed|inferred|suggested)\]", re.IGNORECASE | re.ASCII)
 _DAILY_RE = re.compile(r"^(?:memory/)?daily/(\d{4}-\d{2}-\d{2})[^/]*\.md$|^memory/(\d{4}-\d{2}-\d{2})[^/]*\.md$")
 SAMPLE_PAGES = 40
+INDEX_CAP = Cap("15,000 characters (the format's hard cap)", chars=15_000)
 MIN_SHARE = 5  # marks in at least 1 of 5 sampled pages, or:
 DISTINCT_KEYS = 3  # 3 different memtui keys, in any pages
 
@@ -66,6 +70,36 @@ class MemtuiFormat(Dialect):
         if _enough(tagged, sampled):
             evidence.append(f"source tags in {tagged} of the first {sampled} pages")
         return [Applied(self.name, "", evidence)] if evidence else []
+
+    def context(
+        self, applied: Applied, field: FieldView, *, all_files: bool = True
+    ) -> tuple[list[LoadedFile], list[Outside]]:
+        """The format's own loading rule: IDENTITY.md and the routing index MEMORY.md every session,
+        the pages it points at when the agent follows them, quarantine and raw sessions never."""
+        if not applied.evidence:
+            return [], []
+        files: list[LoadedFile] = []
+        pages = field.pages
+        if "IDENTITY.md" in pages and pages["IDENTITY.md"].dialect == self.name:
+            how = "the identity layer, loaded every session"
+            files.append(LoadedFile(self.name, "IDENTITY.md", ALWAYS, INSTRUCTIONS, how, order=(0, 0)))
+        if "MEMORY.md" in pages and pages["MEMORY.md"].dialect == self.name:
+            how = "the routing index, loaded every session"
+            files.append(LoadedFile(self.name, "MEMORY.md", ALWAYS, MEMORY, how, cap=INDEX_CAP, order=(0, 1)))
+        if not all_files:
+            return files, []
+        for path, info in sorted(pages.items()):
+            if info.dialect != self.name or path in ("IDENTITY.md", "MEMORY.md"):
+                continue
+            if path.startswith(("sessions/", QUARANTINE_FOLDER + "/")):
+                how = (
+                    "raw session evidence, never loaded" if path.startswith("sessions/") else "quarantine, never loaded"
+                )
+                files.append(LoadedFile(self.name, path, NEVER, MEMORY, how, order=(2, path)))
+            else:
+                how = "a page, read when the agent follows a pointer or searches"
+                files.append(LoadedFile(self.name, path, ON_DEMAND, MEMORY, how, order=(1, path)))
+        return files, []
 
     def read(self, applied: Applied, info: PageInfo, root: Path, text: str) -> None:
         """Daily notes (``daily/YYYY-MM-DD.md``) were written that day: their record date, if they state none."""

@@ -18,12 +18,26 @@ import re
 from pathlib import Path
 
 from memtui.dialects.base import Applied, DetectContext, Dialect
+from memtui.dialects.loading import ALWAYS, INSTRUCTIONS, MEMORY, ON_DEMAND, Cap, LoadedFile, Outside
+from memtui.field.field import FieldView
 from memtui.field.page import PageInfo
 
 BOOTSTRAP = ("AGENTS.md", "SOUL.md", "USER.md", "IDENTITY.md", "TOOLS.md", "HEARTBEAT.md", "BOOTSTRAP.md")
-INSTRUCTIONS = {"AGENTS.md", "SOUL.md", "TOOLS.md", "HEARTBEAT.md", "BOOTSTRAP.md", "IDENTITY.md"}
+INSTRUCTION_FILES = {"AGENTS.md", "SOUL.md", "TOOLS.md", "HEARTBEAT.md", "BOOTSTRAP.md", "IDENTITY.md"}
 MEMORY_CAP_CHARS = 15_000
+BOOTSTRAP_MAX_CHARS = 20_000  # agents.defaults.bootstrapMaxChars, OpenClaw's documented default
+BOOTSTRAP_CAP = Cap(
+    f"{BOOTSTRAP_MAX_CHARS:,} characters (agents.defaults.bootstrapMaxChars in ~/.openclaw/openclaw.json; "
+    "a longer file is injected truncated)",
+    chars=BOOTSTRAP_MAX_CHARS,
+)
+MEMORY_CAP = Cap(f"{MEMORY_CAP_CHARS:,} characters", chars=MEMORY_CAP_CHARS)
+# What OpenClaw injects at the start of every session, in its order (BOOTSTRAP.md on the first run only).
+INJECTED = ("AGENTS.md", "SOUL.md", "TOOLS.md", "IDENTITY.md", "USER.md", "HEARTBEAT.md", "BOOTSTRAP.md", "MEMORY.md")
 _DAILY_RE = re.compile(r"^memory/(\d{4}-\d{2}-\d{2})(?:[-_ ].*)?\.md$")
+
+
+AGENT = "openclaw"
 
 
 class OpenClaw(Dialect):
@@ -48,13 +62,54 @@ class OpenClaw(Dialect):
                 found.append(Applied(self.name, folder, evidence))
         return found
 
+    def context(
+        self, applied: Applied, field: FieldView, *, all_files: bool = True
+    ) -> tuple[list[LoadedFile], list[Outside]]:
+        prefix = applied.root + "/" if applied.root else ""
+        files: list[LoadedFile] = []
+        for position, name in enumerate(INJECTED):
+            path = prefix + name
+            if path not in field.pages:
+                continue
+            if name == "MEMORY.md":
+                how = "curated long-term memory, injected in the main private session (not in group chats)"
+                files.append(LoadedFile(AGENT, path, ALWAYS, MEMORY, how, cap=MEMORY_CAP, order=(0, position)))
+            else:
+                how = "a bootstrap file, injected every session" + (
+                    " (first run only)" if name == "BOOTSTRAP.md" else ""
+                )
+                kind = MEMORY if name == "USER.md" else INSTRUCTIONS
+                files.append(LoadedFile(AGENT, path, ALWAYS, kind, how, cap=BOOTSTRAP_CAP, order=(0, position)))
+        injected = {f.path for f in files}
+        for path, info in sorted(field.pages.items()) if all_files else ():
+            if info.dialect != self.name or not applied.covers(path) or path in injected:
+                continue
+            local = applied.local(path)
+            if _DAILY_RE.match(local):
+                how = "a daily log: its AGENTS.md template has the agent read today's and yesterday's"
+                files.append(LoadedFile(AGENT, path, ON_DEMAND, MEMORY, how, order=(1, local)))
+            elif local.startswith("skills/"):
+                how = "a skill: its name and description are listed, the file is read when needed"
+                files.append(LoadedFile(AGENT, path, ON_DEMAND, INSTRUCTIONS, how, order=(2, local)))
+            else:
+                files.append(
+                    LoadedFile(AGENT, path, ON_DEMAND, MEMORY, "read when the agent decides to", order=(3, local))
+                )
+        outside = [
+            Outside(
+                AGENT,
+                "OpenClaw's settings, ~/.openclaw/openclaw.json: they may change the caps and the workspace",
+            )
+        ]
+        return files, outside
+
     def read(self, applied: Applied, info: PageInfo, root: Path, text: str) -> None:
         info.dialect = self.name
         norm = info.writable_norm()
         local = applied.local(info.path)
         # [[reply_to_current]] / [[reply_to:<id>]] in transcripts address the chat, not a page.
         info.links = [link for link in info.links if not link[0].startswith("reply_to")]
-        if local in INSTRUCTIONS:
+        if local in INSTRUCTION_FILES:
             norm.role = "instructions"
             norm.kind = local[:-3].lower()
         elif local == "USER.md":

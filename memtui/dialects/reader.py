@@ -17,10 +17,12 @@ from typing import Any, cast
 
 from memtui.dialects.base import Applied, Dialect
 from memtui.dialects.detect import BY_NAME, DIALECTS, Detection
+from memtui.dialects.loading import AUTOMATIC, ContextReport, LoadedFile, Outside, context_report
 from memtui.field import page as page_mod
-from memtui.field.checks import Finding
+from memtui.field.checks import Finding, make_finding
 from memtui.field.field import FieldView, Scope
 from memtui.field.page import PageInfo, decode
+from memtui.field.trust import QUARANTINED, UNREVIEWED
 from memtui.store.schema import schema_version
 
 INSTANCE_MEMO = 1_000_000  # paths whose dialect instance_for keeps (then it starts again)
@@ -61,13 +63,60 @@ class DialectReader:
         return self._through_dialect(root, page_mod.info_from_bytes(path, data, len(data), mtime_ns), data)
 
     def checks(self, field: FieldView) -> list[Finding]:
-        out: list[Finding] = []
+        out = self._loaded_untrusted(field)
         if all(type(dialect).page_checks is Dialect.page_checks for _, dialect in self.instances):
             return out  # no format here makes findings of its own: no pass over the pages
         for info in field.pages.values():
             instance = self.instance_for(info.path)
             if instance is not None and instance[1].name == info.dialect:
                 out.extend(instance[1].page_checks(instance[0], field, info))
+        return out
+
+    # ------------------------------------------------------------------ what agents load
+    def loads(self, field: FieldView, *, all_files: bool = True) -> tuple[list[LoadedFile], list[Outside]]:
+        """Every file an agent loads from this field, as each format says, and what it loads from
+        outside (``dialects.loading``); ``all_files=False``: only what it loads by itself."""
+        files: list[LoadedFile] = []
+        outside: list[Outside] = []
+        for applied, dialect in self.instances:
+            found, beyond = dialect.context(applied, field, all_files=all_files)
+            files.extend(found)
+            outside.extend(beyond)
+        return files, outside
+
+    def context(
+        self, field: FieldView, findings: Iterable[Finding], dangerous: frozenset[str], *, all_files: bool = True
+    ) -> ContextReport:
+        """What each agent is told at the start of a session, measured, with the findings of
+        ``dangerous`` rules in what it loads by itself."""
+        files, outside = self.loads(field, all_files=all_files)
+
+        def text(path: str) -> str | None:
+            found = page_mod.read_page_bytes(field.root, path)
+            if found is None or found[1] is None:
+                return None
+            return decode(found[1])[0]
+
+        return context_report(
+            files, outside, field.pages, findings, text, lambda info: field.trust(info.path), dangerous
+        )
+
+    def _loaded_untrusted(self, field: FieldView) -> list[Finding]:
+        """A quarantined or unreviewed page an agent loads by itself: the rule memtui's own format
+        keeps for MEMORY.md (never route to untrusted text), for every format's loaded files."""
+        if len(field.pages) <= 1:
+            return []  # one page alone (check_page): what loads it is not in view
+        out: list[Finding] = []
+        seen: set[str] = set()
+        for loaded in self.loads(field, all_files=False)[0]:
+            if loaded.loaded not in AUTOMATIC or loaded.path in seen or loaded.path not in field.pages:
+                continue
+            seen.add(loaded.path)
+            state = field.trust(loaded.path)
+            if state in (QUARANTINED, UNREVIEWED):
+                when = "every session" if loaded.loaded == "always" else f"when the agent works on {loaded.pattern}"
+                message = f"{state} text that {loaded.agent} loads by itself ({loaded.how}), {when}"
+                out.append(make_finding("loaded-untrusted", loaded.path, None, message))
         return out
 
     # ------------------------------------------------------------------ helpers

@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from memtui.dialects.base import MAX_SIDE_FILE_BYTES, Applied, DetectContext, Dialect
+from memtui.dialects.loading import INSTRUCTIONS, MEMORY, NEVER, ON_DEMAND, LoadedFile, Outside
 from memtui.errors import MemtuiError
 from memtui.field.checks import Finding, make_finding
 from memtui.field.field import FieldView
@@ -138,6 +139,30 @@ class Serena(Dialect):
                 target = match.group(1).rstrip("/").removesuffix(".md")
                 if target and target != "global" and not target.startswith("global/"):
                     info.links.append(("mem:" + target, number))
+
+    def context(
+        self, applied: Applied, field: FieldView, *, all_files: bool = True
+    ) -> tuple[list[LoadedFile], list[Outside]]:
+        files: list[LoadedFile] = []
+        for path, info in sorted(field.pages.items()) if all_files else ():
+            if info.dialect != self.name or not applied.covers(path):
+                continue
+            name = memory_name(applied, path)
+            kind = INSTRUCTIONS if info.norm.role == "instructions" else MEMORY
+            ignored = matching(applied, "ignored_memory_patterns", name)
+            if ignored is not None:
+                how = f"ignored by project.yml ({ignored!r}): never listed nor read"
+                files.append(LoadedFile(self.name, path, NEVER, kind, how, order=(2, name)))
+                continue
+            how = f"listed by name ({name}) when the project is activated; read when the agent decides to"
+            if matching(applied, "read_only_memory_patterns", name) is not None:
+                how += "; read-only to the agent's tools"
+            files.append(LoadedFile(self.name, path, ON_DEMAND, kind, how, order=(1, name)))
+        outside = [
+            Outside(self.name, "global memories, ~/.serena/memories/global/, listed in every project"),
+            Outside(self.name, "project.yml's initial_prompt and Serena's own system prompt, given at activation"),
+        ]
+        return files, outside
 
     def page_checks(self, applied: Applied, field: FieldView, info: PageInfo) -> list[Finding]:
         name = memory_name(applied, info.path)

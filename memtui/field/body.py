@@ -15,6 +15,7 @@ claim's tag or a link (``[[Link]]`` shown as an example in backticks links nowhe
 from __future__ import annotations
 
 import re
+import unicodedata
 from collections.abc import Generator
 from dataclasses import dataclass, field
 from typing import TypeVar
@@ -22,7 +23,16 @@ from typing import TypeVar
 T = TypeVar("T")
 
 SOURCE_TAGS = ("stated", "observed", "inferred", "suggested")
-TAG_RE = re.compile(r"\[(stated|observed|inferred|suggested)\]", re.IGNORECASE)
+# ASCII only: with Unicode case folding "[ſtated]" (long s) or "[İnferred]" would match and name no tag.
+TAG_RE = re.compile(r"\[(stated|observed|inferred|suggested)\]", re.IGNORECASE | re.ASCII)
+_TAGLIKE_RE = re.compile(r"\[([^\[\]\s]{6,12})\]")
+# Letters that look like the ASCII letters of the tags (Latin long s and dotless i, Cyrillic,
+# Greek); NFKC folds the fullwidth and styled forms first.
+_LOOKALIKES = str.maketrans(
+    "ſıİɪіΙιѕЅаАαΑеЕεΕоОοΟσрРρΡсСϲтТτΤԁɗցɡɾгνѵᴠոηսυʋⅰⅼ",
+    "siiiiiissaaaaeeeeoooooppppcccttttddggrrvvvnnuuuil",
+)
+
 WIKILINK_RE = re.compile(r"\[\[([^\[\]\|#\n]+)(?:#([^\[\]\|\n]*))?(?:\|([^\[\]\n]+))?\]\]")
 # At most three digits: "[CITE: 2024]" in a draft is an author-year placeholder, not the 2024th source.
 CITE_RE = re.compile(r"\[cite:\s*(\d{1,3}(?:\s*,\s*\d{1,3})*)\]", re.IGNORECASE)
@@ -239,6 +249,30 @@ def tool_markup(text: str, first_line: int = 1) -> list[tuple[int, str]]:
         match = TOOL_MARKUP_RE.search(mask_code_spans(line) if "`" in line else line)
         if match:
             found.append((number, match.group(0)))
+    return found
+
+
+def lookalike_tag(token: str) -> str | None:
+    """The source tag ``token`` imitates with look-alike letters (``ſtated``), or None (a real tag
+    in ASCII, or no tag at all)."""
+    if token.isascii():
+        return None
+    folded = unicodedata.normalize("NFKC", token).translate(_LOOKALIKES).lower()
+    return folded if folded in SOURCE_TAGS else None
+
+
+def lookalike_tags(text: str, first_line: int = 1) -> list[tuple[int, str, str]]:
+    """Look-alike source tags outside fenced code and code spans: (line, as written, the tag)."""
+    if text.isascii() or "[" not in text:
+        return []
+    found: list[tuple[int, str, str]] = []
+    for number, line in lines_outside_fences(text, first_line):
+        if "[" not in line or line.isascii():
+            continue
+        for match in _TAGLIKE_RE.finditer(mask_code_spans(line) if "`" in line else line):
+            tag = lookalike_tag(match.group(1))
+            if tag is not None:
+                found.append((number, match.group(0), tag))
     return found
 
 

@@ -107,6 +107,16 @@ _RULES = [
         "leftover tool-call or chat-template markup (</content>, <parameter name=...>, <|im_end|>) "
         "outside code: the page was written by a tool call that leaked its own syntax",
     ),
+    Rule(
+        "lookalike-tag",
+        ERROR,
+        "a source tag written with look-alike letters ([ſtated], [іnferred]): it reads as a tag and is none",
+    ),
+    Rule(
+        "secret",
+        ERROR,
+        "a password, key or token in the text: every agent that loads the page reads it (never shown by memtui)",
+    ),
     Rule("page-unreadable", ERROR, "the file cannot be read"),
     Rule("folder-unreadable", ERROR, "a folder cannot be listed"),
     Rule("symlink-outside", WARNING, "symlink leaving the field (not followed)"),
@@ -119,6 +129,18 @@ _RULES = [
         "Claude Code loads only the first 200 lines or 25,000 bytes of an auto-memory MEMORY.md",
     ),
     Rule("never-loaded", INFO, "the agent's own settings keep it from ever listing or reading this page"),
+    Rule(
+        "import-outside",
+        WARNING,
+        "an @import loads a file outside the field into the agent's context (memtui cannot show it)",
+    ),
+    Rule("import-credential", ERROR, "an @import names a key, credential or password file"),
+    Rule("topic-unindexed", WARNING, "MEMORY.md never points at this topic file: the agent does not know it exists"),
+    Rule(
+        "loaded-untrusted",
+        ERROR,
+        "a quarantined or unreviewed file that an agent loads by itself (every session, or by a pattern)",
+    ),
     Rule("import-broken", WARNING, "a CLAUDE.md @import names a file that does not exist"),
     Rule("sidecar-invalid", WARNING, "a page of a JSON-sidecar store has no sidecar, or one that does not parse"),
     Rule("sidecar-hash-mismatch", WARNING, "the body or sidecar changed since the store recorded its content hash"),
@@ -764,6 +786,7 @@ class _Single:
         self.content_root = field.content_root
         self.pages = {info.path: info}
         self.reader = field.reader
+        self.trust = field.trust
 
     def __getattr__(self, name: str) -> NoReturn:
         raise AttributeError(name)

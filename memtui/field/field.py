@@ -272,6 +272,10 @@ class FieldView(Protocol):
     @property
     def reader(self) -> PageReader: ...
 
+    def trust(self, path: str) -> str:
+        """The page's trust state (``field.trust``), its ledger approvals counted."""
+        ...
+
 
 class PlainReader:
     """Every page in memtui's own format (the reading when no dialect is known)."""

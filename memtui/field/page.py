@@ -18,6 +18,7 @@ from collections.abc import Generator
 from dataclasses import dataclass, field
 from typing import Any
 
+from memtui.credentials import find_secrets
 from memtui.field import body as body_mod
 from memtui.field import frontmatter as fm_mod
 from memtui.field.normal import NO_NORM, NormalPage
@@ -181,6 +182,7 @@ class PageInfo:
     problems: list[tuple[str, int | None, str]] = field(default_factory=list)
     newline: str = "\n"
     has_bom: bool = False
+    line_count: int = 0  # lines in the file (a last line without a newline counts)
     parsed: bool = True  # False for binary or oversized files
     dialect: str = "memtui"  # the format this page was read as
     norm: NormalPage = field(default_factory=lambda: NO_NORM)  # the dialect's reading (see the class docstring)
@@ -434,6 +436,26 @@ def parse_bytes_steps(path: str, data: bytes, *, keep_lines: bool = True) -> Gen
         ],
         "lines with tool-call markup",
     )
+    problems += _kept(
+        "lookalike-tag",
+        [
+            (
+                line,
+                f"{raw} imitates [{tag}] with look-alike letters: a reader sees a source tag, "
+                "memtui and every tool see none",
+            )
+            for line, raw, tag in body_mod.lookalike_tags(text)
+        ],
+        "look-alike tags",
+    )
+    problems += _kept(
+        "secret",
+        [
+            (line, f"a {kind} in the text (found by detect-secrets; the value is not repeated here)")
+            for line, kind in find_secrets(text)
+        ],
+        "lines with secrets",
+    )
     body_text = text[fm.body_offset :]
     parsed_body = yield from body_mod.parse_body_steps(body_text, fm.body_line, keep_lines=keep_lines)
     return ParsedPage(
@@ -505,6 +527,7 @@ def summarise(parsed: ParsedPage, size: int, mtime_ns: int) -> PageInfo:
         problems=[(p.rule, p.line, p.message) for p in parsed.problems],
         newline=parsed.newline,
         has_bom=parsed.has_bom,
+        line_count=parsed.text.count("\n") + (not parsed.text.endswith("\n") and bool(parsed.text)),
     )
     if size == 0:
         info.problems.append(("empty-page", None, "the file is empty"))

@@ -46,6 +46,8 @@ READING_CODE = (
     "memtui.field.body",
     "memtui.field.frontmatter",
     "memtui.field.shared_parts",
+    "memtui.credentials",
+    "memtui.textsafety",
 )
 CACHE_FILE = "pages.bin"
 OLD_FILES = ("pages.json",)  # earlier schemas' files, removed when this one is written
@@ -83,6 +85,7 @@ _TYPES: dict[str, tuple[type, ...]] = {
     "problems": _LIST,
     "newline": (str,),
     "has_bom": (bool,),
+    "line_count": (int,),
     "parsed": (bool,),
     "dialect": (str,),
     "norm": (dict,),
