@@ -22,6 +22,7 @@ COMMAND_MODULES = (
     "memtui.cli.check",
     "memtui.cli.history",
     "memtui.cli.claims",
+    "memtui.cli.context",
     "memtui.cli.export",
     "memtui.cli.index",
     "memtui.cli.quarantine",

@@ -37,6 +37,13 @@ TOPIC_TYPES = ("user", "feedback", "project", "reference")
 _TYPE_RE = re.compile(r"^\s*type:\s*['\"]?(user|feedback|project|reference)['\"]?\s*$", re.MULTILINE)
 _IMPORT_RE = re.compile(r"(?:(?<=\s)|^)@((?:~/|\.{1,2}/|/)?[\w.~-][^\s`'\"<>()\[\]]*)")
 PROJECT_FILES = ("CLAUDE.md", "CLAUDE.local.md")
+# Read when used: a subagent's prompt when it runs, a command when typed, a skill's body when
+# the agent picks it (its name and description are listed every session).
+ON_USE = {
+    "agents": "a subagent's prompt, read when the subagent runs",
+    "commands": "a slash command, read when typed",
+    "skills": "a skill: its name and description are listed every session, the rest read when used",
+}
 # A Claude Code folder's own folders: instructions (rules, subagents, slash commands, skills) and memory.
 INSTRUCTION_FOLDERS = ("rules", "agents", "commands", "skills")
 INSTRUCTION_WORDS = {
@@ -256,9 +263,11 @@ class ClaudeCode(Dialect):
                 files.append(
                     LoadedFile(AGENT, path, ON_MATCH, INSTRUCTIONS, how, pattern=f"{folder}/**", order=(5, path))
                 )
-            elif user and top in ("agents", "commands", "skills") and all_files:
-                words = {"agents": "a subagent's prompt", "commands": "a slash command", "skills": "a skill"}
-                files.append(LoadedFile(AGENT, path, ON_DEMAND, INSTRUCTIONS, words[top], order=(7, path)))
+            elif (folder := (top if user else path.removeprefix(".claude/").split("/", 1)[0])) in ON_USE and (
+                user or path.startswith(".claude/")
+            ):
+                if all_files:
+                    files.append(LoadedFile(AGENT, path, ON_DEMAND, INSTRUCTIONS, ON_USE[folder], order=(7, path)))
         files += _imported(field, files, outside)
         if not user:
             outside += [

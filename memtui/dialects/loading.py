@@ -140,12 +140,19 @@ class AgentContext:
 class ContextReport:
     agents: list[AgentContext]
     findings: list[Finding]
+    # What memtui cannot tell, and why: formats no agent is known to load by itself, a field
+    # where no agent's own files were found.
+    unknown: list[str] = field(default_factory=list)
 
     def agent(self, name: str) -> AgentContext | None:
         return next((a for a in self.agents if a.agent == name), None)
 
     def to_json(self) -> dict[str, Any]:
-        return {"agents": [a.to_json() for a in self.agents], "findings": [f.to_json() for f in self.findings]}
+        return {
+            "agents": [a.to_json() for a in self.agents],
+            "findings": [f.to_json() for f in self.findings],
+            "unknown": list(self.unknown),
+        }
 
 
 AGENT_TITLES = {

@@ -85,11 +85,17 @@ class DialectReader:
         return files, outside
 
     def context(
-        self, field: FieldView, findings: Iterable[Finding], dangerous: frozenset[str], *, all_files: bool = True
+        self,
+        field: FieldView,
+        findings: Iterable[Finding],
+        dangerous: frozenset[str],
+        *,
+        all_files: bool = True,
+        loads: tuple[list[LoadedFile], list[Outside]] | None = None,
     ) -> ContextReport:
         """What each agent is told at the start of a session, measured, with the findings of
-        ``dangerous`` rules in what it loads by itself."""
-        files, outside = self.loads(field, all_files=all_files)
+        ``dangerous`` rules in what it loads by itself (``loads``: ``self.loads``, when known)."""
+        files, outside = loads if loads is not None else self.loads(field, all_files=all_files)
 
         def text(path: str) -> str | None:
             found = page_mod.read_page_bytes(field.root, path)

@@ -93,6 +93,14 @@ INDEX_STATES: dict[str, Glyph] = {
     "failed": Glyph("✖", "index down", "error"),
     "opening": Glyph("…", "index opening", "secondary"),
 }
+# How an agent loads a file (``dialects.loading``): what it is told at the start of a session.
+LOADED: dict[str, Glyph] = {
+    "always": Glyph("●", "every session", "warning"),
+    "on-match": Glyph("◐", "on match", "accent"),
+    "on-demand": Glyph("○", "on demand", "secondary"),
+    "never": Glyph("⊘", "never", "secondary"),
+    "unknown": Glyph("?", "unknown", "secondary"),
+}
 # Terminal styles for the theme colour names, where there is no theme (the CLI).
 CLI_STYLE = {"error": "bold red", "warning": "yellow", "success": "green", "secondary": "dim", "accent": "cyan"}
 

@@ -15,6 +15,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from memtui.dialects.loading import ContextReport
 from memtui.dialects.report import FieldReport, field_report
 from memtui.field import trust as trust_mod
 from memtui.field.check_memo import CheckMemo
@@ -24,6 +25,7 @@ from memtui.field.field import Field
 from memtui.field.history import STALE, SUPERSEDED, History
 from memtui.field.page import PageInfo
 from memtui.render.glyphs import PENDING
+from memtui.session.loaded import loaded_context
 from memtui.session.rows import SESSIONS_PREFIX, PageRow, make_row, severities
 
 if TYPE_CHECKING:
@@ -43,7 +45,7 @@ class Analysis:
     counts: dict[str, int] = dataclasses.field(default_factory=dict)
     tag_totals: dict[str, int] = dataclasses.field(default_factory=dict)
     per_day: list[tuple[str, int]] = dataclasses.field(default_factory=list)
-    memory_chars: int | None = None
+    context: ContextReport | None = None  # what agents load by themselves (session.loaded)
     proposal_error: str | None = None
     # per job: approved, reverted, regret_rate
     regret: dict[str, dict[str, Any]] = dataclasses.field(default_factory=dict)
@@ -174,12 +176,7 @@ def analyse(
     counts["warnings"] = by_severity.get(WARNING, 0)
     counts["notes"] = by_severity.get(INFO, 0)
     counts["proposals"] = len(proposals)
-    memory_chars = None
-    if "MEMORY.md" in pages:
-        try:
-            memory_chars = len((field_.root / "MEMORY.md").read_bytes().decode("utf-8", "replace"))
-        except OSError:
-            memory_chars = None
+    context = loaded_context(field_, all_files=False)
     field_.backlinks("")  # build the backlink table here (if the checks did not), not on the UI thread
     report = field_report(field_)
     return Analysis(
@@ -194,7 +191,7 @@ def analyse(
         counts=dict(counts),
         tag_totals=dict(tag_totals),
         per_day=daily_series(per_day),
-        memory_chars=memory_chars,
+        context=context,
         proposal_error=proposal_error,
         regret=regret,
         report=report,

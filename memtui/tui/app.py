@@ -46,6 +46,7 @@ class MemtuiApp(App[int]):
         "overview": ("overview", "OverviewScreen"),
         "quarantine": ("quarantine", "QuarantineScreen"),
         "proposals": ("proposals", "ProposalsScreen"),
+        "context": ("context", "ContextScreen"),
     }
 
     BINDINGS = [
@@ -55,6 +56,7 @@ class MemtuiApp(App[int]):
         Binding("4", "switch_mode('quarantine')", "Quarantine"),
         Binding("5", "switch_mode('proposals')", "Proposals"),
         Binding("6", "open_claims", "Claims", tooltip="Every tagged line: whose idea is this fact?"),
+        Binding("7", "switch_mode('context')", "Context", tooltip="What each agent loads at the start of a session"),
         Binding("question_mark,f1", "help", "Help", key_display="?"),
         Binding("ctrl+q", "quit", "Quit", priority=True),
     ]

@@ -86,6 +86,11 @@ ACTIONS: list[tuple[str, str, str]] = [
     ("Claims: agent ideas on decisions", "[suggested] and [inferred] claims on decision pages", "open_claims('ideas')"),
     ("Claims: uncited [stated]", "current claims said to be the user's that cite nothing", "open_claims('uncited')"),
     ("Claims: promoted", "claims whose tag rose from a weaker one", "open_claims('promoted')"),
+    (
+        "What agents load",
+        "each agent's files at the start of a session, with caps and findings",
+        "switch_mode('context')",
+    ),
     ("Open MEMORY.md", "the routing index", "open_named('MEMORY.md')"),
     ("Open IDENTITY.md", "the always-loaded identity layer", "open_named('IDENTITY.md')"),
     ("Rebuild search index", "delete and rebuild the index cache in the background", "rebuild_index"),

@@ -52,6 +52,7 @@ def _binding_rows(bindings) -> list[tuple[str, str]]:
 def screen_sections() -> list[tuple[str, type[Screen[Any]]]]:
     from memtui.tui.screens.browse import BrowseScreen
     from memtui.tui.screens.claims import ClaimsScreen
+    from memtui.tui.screens.context import ContextScreen
     from memtui.tui.screens.editor import EditorScreen
     from memtui.tui.screens.history import HistoryScreen
     from memtui.tui.screens.overview import OverviewScreen
@@ -69,6 +70,7 @@ def screen_sections() -> list[tuple[str, type[Screen[Any]]]]:
         ("Quarantine", QuarantineScreen),
         ("Proposals", ProposalsScreen),
         ("Claims", ClaimsScreen),
+        ("Context", ContextScreen),
         ("Editor", EditorScreen),
     ]
 

@@ -11,8 +11,10 @@ from textual.widgets import Header, OptionList, Sparkline, Static
 from textual.widgets.option_list import Option
 
 from memtui.dialects.detect import BY_NAME
+from memtui.dialects.loading import AUTOMATIC
 from memtui.field.body import SOURCE_TAGS
-from memtui.field.checks import MEMORY_CAP, RULES
+from memtui.field.checks import RULES
+from memtui.render.context import agent_heading
 from memtui.render.glyphs import FILTER_LABELS, SEVERITY, STATUS, TRUST
 from memtui.session.events import IndexStateChanged
 from memtui.textsafety import one_line
@@ -41,7 +43,7 @@ class OverviewScreen(SessionScreen):
         ("Findings by rule", "ov-findings"),
         ("Source tags", "ov-tags"),
         ("Pages written per day", "ov-days"),
-        ("MEMORY.md", "ov-memory"),
+        ("Loaded every session", "ov-memory"),
         ("Index and watcher", "ov-index"),
         ("Proposals", "ov-proposals"),
     ]
@@ -201,19 +203,46 @@ class OverviewScreen(SessionScreen):
             label.update(Text("no created/updated dates recorded", style="dim"))
 
     def _render_memory(self, analysis, colours) -> None:
+        """What each agent loads by itself, with its files cut short and the findings in them
+        (the context screen, ``7``, lists every file)."""
         widget = self.query_one("#ov-memory", Static)
-        chars = analysis.memory_chars
-        if chars is None:
-            widget.update(Text("no MEMORY.md in this field", style="dim"))
+        report = analysis.context
+        if report is None or not report.agents:
+            reason = report.unknown[0] if report is not None and report.unknown else "no agent's files found"
+            widget.update(Text(f"? {one_line(reason, 200)}", style="dim"))
             return
-        over = chars > MEMORY_CAP
-        colour = colours.get("error" if over else "success" if chars < MEMORY_CAP * 0.8 else "warning", "")
-        text = Text(f"{chars:,} / {MEMORY_CAP:,} characters ({100 * chars / MEMORY_CAP:.0f}%)\n", style="bold")
-        text.append(bar(chars, MEMORY_CAP, 30), style=colour)
-        text.append("  ✖ over the cap" if over else "  ✓ under the cap", style=colour)
-        memory_findings = [f for f in analysis.by_path.get("MEMORY.md", []) if f.rule.startswith("memory-")]
-        for finding in memory_findings:
-            text.append(f"\n▲ {one_line(finding.message, 70)}", style=colours.get("warning", ""))
+        text = Text()
+        for agent in report.agents:
+            if text:
+                text.append("\n")
+            text.append_text(agent_heading(agent, colours))
+            for loaded in agent.files:
+                if loaded.cut_at_line is not None:
+                    text.append(
+                        f"\n  ✂ {one_line(loaded.path, 60)} cut at line {loaded.cut_at_line:,} ({loaded.cap.words if loaded.cap else 'its cap'})",
+                        style=colours.get("warning", ""),
+                    )
+        trusts: dict[str, int] = {}
+        for agent in report.agents:
+            for loaded in agent.files:
+                if loaded.loaded in AUTOMATIC and loaded.trust is not None:
+                    trusts[loaded.trust] = trusts.get(loaded.trust, 0) + 1
+        if trusts:
+            text.append("\nof what loads: ")
+            parts = [(TRUST[state], count) for state, count in sorted(trusts.items()) if state in TRUST]
+            for number, (glyph, count) in enumerate(parts):
+                text.append(
+                    ("" if number == 0 else ", ") + f"{count} {glyph.label()}", style=colours.get(glyph.colour, "")
+                )
+        errors = sum(1 for f in report.findings if f.severity == "error")
+        if report.findings:
+            text.append(
+                f"\n{SEVERITY['error' if errors else 'warning'].glyph} {len(report.findings)} findings in loaded files "
+                f"({errors} errors): press 7",
+                style=colours.get("error" if errors else "warning", ""),
+            )
+        else:
+            text.append("\n✓ no secret or hidden text found in what loads", style=colours.get("success", ""))
         widget.update(text)
 
     def _render_proposals(self, analysis, colours) -> None:
