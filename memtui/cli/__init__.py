@@ -10,6 +10,7 @@ What this package may import is the import contract in ``pyproject.toml``
 from __future__ import annotations
 
 import argparse
+import difflib
 import importlib
 import os
 import sys
@@ -17,42 +18,72 @@ import sys
 from memtui import __version__
 from memtui.errors import FieldNotFoundError, MemtuiError
 
-COMMAND_MODULES = (
-    "memtui.cli.open",
-    "memtui.cli.check",
-    "memtui.cli.history",
-    "memtui.cli.claims",
-    "memtui.cli.context",
-    "memtui.cli.export",
-    "memtui.cli.index",
-    "memtui.cli.quarantine",
-    "memtui.cli.proposals",
-)
+# Every subcommand: the module that registers it and its one-line help. The top-level parser
+# lists them all from here without importing a module; only the subcommand being run is
+# imported (start-up time: importing every subcommand cost 0.25 s before any work began).
+# ``test_the_command_table_matches_what_each_module_registers`` keeps it true.
+COMMANDS: dict[str, tuple[str, str]] = {
+    "open": ("memtui.cli.open", "open FIELD in the TUI (the default command)"),
+    "demo": ("memtui.cli.open", "open a temporary copy of the bundled sample field"),
+    "check": ("memtui.cli.check", "report problems in a memory folder"),
+    "history": ("memtui.cli.history", "show the supersede history of a page or subject"),
+    "claims": ("memtui.cli.claims", "list the field's claims (lines with a source tag), filtered"),
+    "context": ("memtui.cli.context", "show what each agent loads from the field at the start of a session"),
+    "export": ("memtui.cli.export", "write a field to a .memoryfield.zip"),
+    "index": ("memtui.cli.index", "build or update the search index of a field"),
+    "search": ("memtui.cli.index", "search a field's pages"),
+    "recall-test": ("memtui.cli.index", "check search against golden questions (golden.yaml)"),
+    "quarantine": ("memtui.cli.quarantine", "review quarantined and unreviewed pages"),
+    "proposals": ("memtui.cli.proposals", "review proposals from maintenance (dream) jobs"),
+}
+COMMAND_MODULES = tuple(dict.fromkeys(module for module, _help in COMMANDS.values()))
+TOP_LEVEL_FLAGS = {"-h", "--help", "--version", "-V"}
 
 EXIT_OK = 0
 EXIT_FINDINGS = 1
 EXIT_USAGE = 2
 
 
-def build_parser() -> tuple[argparse.ArgumentParser, set[str]]:
+def build_parser(only: str | None = None) -> tuple[argparse.ArgumentParser, set[str]]:
+    """The ``memtui`` parser. With ``only`` (a subcommand's name), only that subcommand's module
+    is imported and registered; the others are listed by name and help. Without it, every one."""
     parser = argparse.ArgumentParser(
         prog="memtui",
         description="Audit what an AI agent remembers. With no subcommand, open FIELD in the TUI.",
+        epilog="Run `memtui COMMAND --help` for a command's options and examples.",
     )
-    parser.add_argument("--version", action="version", version=f"memtui {__version__}")
+    parser.add_argument("-V", "--version", action="version", version=f"memtui {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
-    names: set[str] = set()
-    for module_name in COMMAND_MODULES:
-        module = importlib.import_module(module_name)
-        names.update(module.register(sub))
-    return parser, names
+    wanted = COMMAND_MODULES if only is None else ((COMMANDS[only][0],) if only in COMMANDS else ())
+    registered: set[str] = set()
+    for module_name in wanted:
+        registered.update(importlib.import_module(module_name).register(sub))
+    for name, (_module, help_text) in COMMANDS.items():
+        if name not in registered:
+            sub.add_parser(name, help=help_text, add_help=False)  # listed; its module is not loaded
+    # argparse lists subcommands in the order they were added: put them back in the table's order.
+    actions = {action.dest: action for action in sub._choices_actions}
+    sub._choices_actions[:] = [actions[name] for name in COMMANDS if name in actions]
+    return parser, set(COMMANDS)
+
+
+def _unknown_command(word: str) -> str | None:
+    """``did you mean 'check'?`` for a first word that is no command and no path, else None."""
+    if word.startswith("-") or os.path.lexists(word) or "/" in word or os.sep in word or "." in word:
+        return None
+    close = difflib.get_close_matches(word, list(COMMANDS), n=1, cutoff=0.75)
+    return close[0] if close else None
 
 
 def main(argv: list[str] | None = None) -> int:
     args_list = list(sys.argv[1:] if argv is None else argv)
-    parser, names = build_parser()
-    if not args_list or (args_list[0] not in names and args_list[0] not in {"-h", "--help", "--version"}):
+    if args_list and args_list[0] not in COMMANDS and args_list[0] not in TOP_LEVEL_FLAGS:
+        guess = _unknown_command(args_list[0])
+        if guess is not None:
+            build_parser("")[0].error(f"unknown command {args_list[0]!r}: did you mean {guess!r}?")  # exits 2
+    if not args_list or (args_list[0] not in COMMANDS and args_list[0] not in TOP_LEVEL_FLAGS):
         args_list = ["open", *args_list]
+    parser, _names = build_parser(args_list[0] if args_list[0] in COMMANDS else "")
     args = parser.parse_args(args_list)
     try:
         return int(args.handler(args) or 0)
