@@ -62,12 +62,29 @@ def _plugins() -> tuple[Any, ...]:
     return tuple(cls() for kind, cls in sorted(mapping.items()) if kind not in SKIPPED_PLUGINS)
 
 
+# Words a value of documentation holds ("your_api_key_here", "sk_test_placeholder", "<token>").
+_PLACEHOLDER_WORDS = ("your", "example", "placeholder", "changeme", "change_me", "dummy", "sample", "redacted")
+
+
+def _placeholder(value: str) -> bool:
+    """A value documentation shows instead of a secret."""
+    value = value.strip().strip("`'\"").lower()
+    return bool(_PLACEHOLDER_RE.match(value)) or any(word in value for word in _PLACEHOLDER_WORDS)
+
+
+# What a prose value holds when it is code (``os.environ.get(``), a list of names
+# (``Argon2/bcrypt``) or an elided example (``sk_test_...``) rather than a password.
+_NOT_A_VALUE = ("(", ")", "[", "]", "{", "}", "/", "\\", "...", "…")
+
+
 def _looks_like_credential(value: str) -> bool:
     """The first word of a prose value (``hunter2-Blue7 [observed]``) is the candidate: it counts
     when it is not a placeholder, is six characters or more and has a digit or a symbol."""
     words = value.split()
     value = words[0].strip("`'\"") if words else ""
-    if len(value) < 6 or _PLACEHOLDER_RE.match(value):
+    if len(value) < 6 or _placeholder(value):
+        return False
+    if any(mark in value for mark in _NOT_A_VALUE):  # code, a path or a list of names, an elision
         return False
     return any(c.isdigit() for c in value) or any(not c.isalnum() for c in value)
 
@@ -102,6 +119,8 @@ def line_secrets(line: str) -> list[str]:
         for plugin in _plugins():
             try:
                 found = plugin.analyze_line(filename="memory.md", line=window, line_number=1)
+                if found and plugin.secret_type == "Secret Keyword":  # a documented placeholder is no secret
+                    found = {s for s in found if not _placeholder(str(s.secret_value or ""))}
                 if not found and plugin.secret_type == "Secret Keyword" and _KEYWORD_RE.search(window):
                     found = {
                         secret

@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from memtui.dialects.sidecar_store import content_hash
+from memtui.dialects.formats.sidecar_store import content_hash
 from tests.helpers_field import make_field
 
 # --------------------------------------------------------------------------- Claude Code

@@ -8,11 +8,25 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import time
 from pathlib import Path
 
 from memtui.field.checks import Finding, run_checks
 from memtui.field.field import Field
 from tests.helpers import write_page
+
+
+def settle_change_times(root: Path) -> None:
+    """Wait until every file's change time (which no one can set back, unlike its modification
+    time) is older than the page cache's racy window: only then is a page cached with its
+    identity and taken from the cache next time, without reading it again."""
+    from memtui.field.field import RACY_WINDOW_NS
+
+    deadline = time.monotonic() + 30
+    newest = max(os.stat(os.path.join(f, n)).st_ctime_ns for f, _, names in os.walk(root) for n in names)
+    while time.time_ns() - newest <= RACY_WINDOW_NS + 50_000_000:
+        assert time.monotonic() < deadline, "the clock does not move"
+        time.sleep(0.05)
 
 
 def make_field(root: Path, pages: dict[str, str | bytes]) -> Path:

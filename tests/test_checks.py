@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 
+from memtui.dialects.formats.sidecar_store import content_hash
 from memtui.dialects.open import open_field
-from memtui.dialects.sidecar_store import content_hash
 from memtui.field import field as field_mod
 from memtui.field import frontmatter as fm_mod
 from memtui.field import page as page_mod
@@ -223,6 +223,19 @@ CASES: dict[str, Case] = {
         {
             "notes/a.md": "See [[Brightline Procurement Policy]] for details. [observed]\n",
             "notes/policy.md": page("title: Brightline Procurement Policy", TAGGED),
+        },
+        expected_line=1,
+    ),
+    "link-ambiguous": Case(  # an agent's alias for a name a file already holds (tests/test_attack_rules.py)
+        {
+            "notes/a.md": "See [[Budget]] for the numbers. [observed]\n",
+            "Budget.md": TAGGED,
+            "notes/evil.md": page("aliases: [Budget]", TAGGED),
+        },
+        {
+            "notes/a.md": "See [[Budget]] for the numbers. [observed]\n",
+            "Budget.md": TAGGED,
+            "notes/evil.md": page("aliases: [Budget plan]", TAGGED),
         },
         expected_line=1,
     ),
@@ -589,6 +602,7 @@ def test_findings_are_sorted_and_info_can_be_left_out(tmp_path):
         "info": 1,
         "by_rule": {"empty-page": 1, "kind-unknown": 1, "origin-unknown": 1, "symlink-skipped": 1},
         "pages_with_findings": 3,
+        "hidden_by_settings": 0,
     }
 
 

@@ -23,6 +23,12 @@ NOT_FOUND = [
     "api_key: ${API_KEY}",
     "Use a token bucket for the rate limiter.",
     "Deploy on Fridays. [stated]",
+    "LINEAR_API_KEY=your_key",  # documentation's placeholders (seen in a real memory bank)
+    "export LINEAR_API_KEY=your_linear_api_key_here",
+    'api_key = "sk_test_placeholder123"',
+    'API_KEY = os.environ.get("API_KEY")',  # code reading a secret from the environment
+    "- [ ] Passwords: Argon2/bcrypt",
+    "STRIPE_API_KEY=sk_test_...",
 ]
 
 
@@ -51,3 +57,13 @@ def test_a_huge_line_is_read_in_windows() -> None:
 def test_odd_text_never_raises() -> None:
     for text in ("\x00\x1b[2J password=\udcff", "key" * 50_000, "://a:b@" * 1000, ""):
         find_secrets(text)
+
+
+def test_no_other_finding_repeats_a_secret(tmp_path) -> None:
+    """A ``stated-uncited`` or ``tag-promoted`` finding quotes its claim: never one holding a secret."""
+    from tests.helpers_field import findings, make_field
+
+    root = make_field(tmp_path / "f", {"notes/a.md": "The staging password: hunter2-Blue7 [stated]\n"})
+    found = findings(root)
+    assert {f.rule for f in found} >= {"secret", "stated-uncited"}
+    assert not [f for f in found if "hunter2" in f.message]

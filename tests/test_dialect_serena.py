@@ -10,8 +10,8 @@ from __future__ import annotations
 import json
 
 from memtui.cli import main
+from memtui.dialects.formats.serena import safe_pattern
 from memtui.dialects.open import open_field
-from memtui.dialects.serena import safe_pattern
 from memtui.field.checks import run_checks
 from tests import fixtures_dialects as fx
 

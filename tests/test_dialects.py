@@ -432,9 +432,28 @@ def test_author_year_placeholders_and_prose_file_names_are_not_errors(tmp_path):
     assert [f for f in run_checks(open_field(root)) if f.severity == "error"] == []
 
 
-def test_a_review_date_is_review_evidence(tmp_path):
-    root = make_field(tmp_path / "f", {"notes/a.md": "---\nreviewed: 2026-06-16\n---\nA fact. [stated]\n"})
-    assert open_field(root).trust("notes/a.md") == "reviewed"
+def test_a_review_is_a_persons_a_date_alone_or_an_agent_reviewer_is_not(tmp_path):
+    """Issue 41: ``reviewed: 2026-09-29`` with ``reviewed_by: audit:claude-code (background)``
+    counted as a human review. A date alone, or a reviewer naming an agent, is an agent's mark."""
+    pages = {
+        "notes/date.md": "---\nreviewed: 2026-06-16\n---\nA fact. [stated]\n",
+        "notes/agent.md": "---\nreviewed: 2026-09-29\nreviewed_by: audit:claude-code (background)\n---\nB. [stated]\n",
+        "notes/bot.md": "---\nreviewed: true\nreviewed_by: dream-bot\n---\nC. [stated]\n",
+        "notes/person.md": "---\nreviewed: 2026-06-16\nreviewed_by: maya\n---\nD. [stated]\n",
+        "notes/flag.md": "---\nreviewed: true\n---\nE. [stated]\n",
+    }
+    field = open_field(make_field(tmp_path / "f", pages))
+    assert {path: field.trust(path) for path in pages} == {
+        "notes/date.md": "unreviewed",
+        "notes/agent.md": "unreviewed",
+        "notes/bot.md": "unreviewed",
+        "notes/person.md": "reviewed",
+        "notes/flag.md": "reviewed",
+    }
+    from memtui.field.trust import review_evidence
+
+    evidence = review_evidence(field.pages["notes/agent.md"].meta)
+    assert "reviewed by an agent (audit:claude-code (background))" in evidence
 
 
 def test_claude_rules_with_unquoted_globs_are_read_as_claude_code_reads_them(tmp_path):

@@ -19,7 +19,7 @@ from memtui.field.field import Field, scan, slug
 from memtui.store import signed_chunks
 from memtui.store.locations import default_cache_dir
 from tests.helpers import write_page
-from tests.helpers_field import make_field, page, rule_paths
+from tests.helpers_field import make_field, page, rule_paths, settle_change_times
 
 HOUR_AGO_NS = time.time_ns() - 3600 * 10**9
 
@@ -271,6 +271,7 @@ def test_the_cache_keeps_every_field_of_a_summary_and_shares_repeated_keys(tmp_p
     pages = {f"p{n}.md": f"---\ntitle: P{n}\nkind: preference\n---\n# P{n}\nSee [[p{n + 1}]]. [^1]\n" for n in range(5)}
     root = make_field(tmp_path / "f", pages)
     _age(root)
+    settle_change_times(root)  # the change time (not settable) older than the racy window: cached with its ident
     fresh = Field.load(root).pages
     cached = page_cache.read_infos(default_cache_dir(root))
     assert cached == fresh

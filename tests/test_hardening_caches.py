@@ -249,7 +249,7 @@ async def test_forged_rows_are_never_shown(sample_field: Path) -> None:
     path = cache_dir / row_cache.ROW_CACHE
     header, _, body = path.read_bytes().partition(b"\n")
     rows = json.loads(body)
-    rows[HOSTILE][2 + row_cache._FIELDS.index("trust")] = trust.REVIEWED
+    rows[HOSTILE][row_cache._STAMP + row_cache._FIELDS.index("trust")] = trust.REVIEWED
     path.write_bytes(header + b"\n" + json.dumps(rows).encode())
     loaded = row_cache.load_rows(cache_dir, scan(sample_field)[0])
     assert loaded[HOSTILE].trust == PENDING

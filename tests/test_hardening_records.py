@@ -218,13 +218,18 @@ def test_a_removed_line_breaks_the_chain_visibly(sample_field: Path) -> None:
     assert read.problems == ["ledger line 2: the line before it was changed or removed"]
 
 
-def test_ledger_lines_written_before_signing_still_count(sample_field: Path) -> None:
+def test_ledger_lines_written_before_signing_count_only_once_adopted(sample_field: Path) -> None:
+    """Issue 40, item 5: an unsigned line (an older memtui's, or planted) decides nothing until a
+    reviewer adopts it, re-signing it; it is reported meanwhile, never silently dropped."""
     path = ledger.ledger_path(sample_field)
     path.parent.mkdir(parents=True)
     path.write_text(json.dumps(forged_decision(target="old-decision")) + "\n")  # an older memtui's line
     ledger.append(sample_field, ledger.LedgerEntry("2026-12-01T09:00:00Z", "maya", ledger.PROPOSAL_REJECT, "new"))
     read = ledger.read(sample_field)
-    assert [e.target for e in read.entries] == ["old-decision", "new"] and read.problems == []
+    assert [e.target for e in read.entries] == ["new"]
+    assert any("not signed" in problem for problem in read.problems), read.problems
+    ledger.adopt(sample_field, [1])
+    assert [e.target for e in ledger.read(sample_field).entries] == ["old-decision", "new"]
 
 
 async def test_the_tui_says_a_forged_journal_needs_attention(sample_field: Path) -> None:

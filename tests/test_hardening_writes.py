@@ -93,8 +93,8 @@ ACTIONS = {
 # Which actions need which of memtui's records (and so must refuse a symlink there).
 NEEDS = {
     ".memtui": set(ACTIONS),
-    ".memtui/blobs": {"quarantine approve", "proposal approve", "editor save"},
-    ".memtui/journal": {"quarantine approve", "proposal approve"},
+    ".memtui/blobs": {"quarantine approve", "quarantine reject", "proposal approve", "editor save"},
+    ".memtui/journal": {"quarantine approve", "quarantine reject", "proposal approve"},
     ".memtui/ledger.jsonl": set(ACTIONS) - {"editor save"},
 }
 

@@ -145,12 +145,13 @@ def test_a_forged_snapshot_is_never_read(sample_field: Path, tmp_path: Path) -> 
 
 def test_a_malformed_snapshot_is_not_used(tmp_path: Path) -> None:
     good = {
-        "format": 2,
+        "format": 3,
         "toc": 3,
         "paths": ["a.md", "b.md"],
         "sizes": [1, 2],
         "mtimes": [5, 6],
         "sides": [None, [1, 10, 11]],
+        "idents": [None, [7, 8, 9]],
         "refs": {"b.md": ["a"]},
     }
 
@@ -159,10 +160,12 @@ def test_a_malformed_snapshot_is_not_used(tmp_path: Path) -> None:
         return read_snapshot(tmp_path, 3)
 
     stamps, refs = read()
-    assert stamps == {"a.md": (1, 5, None), "b.md": (2, 6, [1, 10, 11])} and refs == {"b.md": ("a",)}
+    assert stamps == {"a.md": (1, 5, None, None), "b.md": (2, 6, [1, 10, 11], (7, 8, 9))} and refs == {"b.md": ("a",)}
+    assert read(idents=[None, "x"])[0]["b.md"][3] is None  # not an ident: the page is read again
     assert read_snapshot(tmp_path, 4) is None  # another commit
     for change in (
-        {"format": 1},
+        {"format": 2},  # no idents: every page would pass on size and mtime alone
+        {"idents": [None]},
         {"paths": ["a.md", 7]},
         {"paths": ["a.md", "a.md"]},
         {"sizes": [1]},

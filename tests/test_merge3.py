@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from memtui.store import merge3
-from memtui.store.merge3 import MINE, THEIRS, has_markers, keep_copy
+from memtui.store.merge3 import MINE, THEIRS, has_markers
 
 BASE = b"---\ntitle: T\nupdated: 2026-01-01\n---\n- one [stated]\n- two [stated]\n- three [stated]\n- four [stated]\n"
 
@@ -65,21 +65,3 @@ def test_both_appending_different_lines_conflicts():
     result = merge3.merge3(BASE, BASE + b"- mine\n", BASE + b"- theirs\n")
     (conflict,) = result.conflicts
     assert conflict.base == () and conflict.mine == ("- mine\n",) and conflict.theirs == ("- theirs\n",)
-
-
-def test_keep_copy_goes_under_memtui_never_beside_the_page(tmp_path):
-    first = keep_copy(tmp_path, "notes/a.md", b"mine")
-    second = keep_copy(tmp_path, "notes/a.md", b"mine again")
-    assert first.startswith(".memtui/conflicts/notes/a.") and first.endswith(".md")
-    assert first != second
-    assert (tmp_path / first).read_bytes() == b"mine"
-    assert not (tmp_path / "notes").exists()
-
-
-def test_kept_copies_lists_only_this_pages_copies(tmp_path):
-    from memtui.store.merge3 import UNSAVED_DIR, kept_copies
-
-    mine = keep_copy(tmp_path, "notes/a.md", b"x", folder=UNSAVED_DIR)
-    keep_copy(tmp_path, "notes/a.b.md", b"y", folder=UNSAVED_DIR)
-    assert kept_copies(tmp_path, "notes/a.md") == [mine]
-    assert kept_copies(tmp_path, "notes/zzz.md") == []

@@ -17,14 +17,17 @@ from memtui.field import page as page_mod
 from memtui.index import IndexService
 from memtui.index import records as records_mod
 from tests.helpers import write_page
+from tests.helpers_field import settle_change_times
 from tests.helpers_index import page
 
 
 def _old(root: Path) -> None:
-    """Date every file back a minute, so the page cache keeps them (recent writes are 'racy')."""
+    """Date every file back a minute and wait until their change times are past the racy window,
+    so the page cache keeps them with their identity (recent writes are 'racy')."""
     for path in root.rglob("*.md"):
         st = path.stat()
         os.utime(path, ns=(st.st_atime_ns, st.st_mtime_ns - 60_000_000_000))
+    settle_change_times(root)
 
 
 def _count_parses(monkeypatch: pytest.MonkeyPatch) -> list[str]:

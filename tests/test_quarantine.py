@@ -283,7 +283,8 @@ def test_reject_archives_the_page_unchanged_and_records_why(sample_field):
     assert not (sample_field / HOSTILE).exists()
     (entry,) = ledger.read(sample_field).entries
     assert (entry.action, entry.reason, entry.target) == (ledger.QUARANTINE_REJECT, "prompt injection", HOSTILE)
-    assert entry.pages == [{"path": HOSTILE, "before": sha(data), "after": sha(data), "moved_to": decision.moved_to}]
+    # archived: nothing is left at the path (the ledger's format for a page moved away)
+    assert entry.pages == [{"path": HOSTILE, "before": sha(data), "after": None, "moved_to": decision.moved_to}]
     # The archive is not part of the field: the page no longer appears anywhere.
     assert Field.load(sample_field, use_cache=False).get(HOSTILE) is None
 

@@ -70,6 +70,7 @@ def test_show_json(sample_field, capsys):
         "move_to",
         "destination",
         "destination_problem",
+        "becomes",
         "flags",
         "hazards",
         "raw",

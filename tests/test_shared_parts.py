@@ -15,7 +15,7 @@ from memtui.field.lookup import lookup_key
 from memtui.field.page import read_page
 from memtui.field.shared_parts import LIST_FIELDS, SHORT, PartPool
 from memtui.store.locations import default_cache_dir
-from tests.helpers_field import make_field
+from tests.helpers_field import make_field, settle_change_times
 
 HOUR_AGO_NS = time.time_ns() - 3600 * 10**9
 
@@ -29,6 +29,7 @@ def _aged_field(tmp_path, count=3):
     root = make_field(tmp_path / "f", {f"p{n}.md": PAGE.format(n=n + 1) for n in range(count)} | {"empty.md": ""})
     for name in os.listdir(root):
         os.utime(root / name, ns=(HOUR_AGO_NS, HOUR_AGO_NS))
+    settle_change_times(root)  # cached with each page's identity
     return root
 
 
@@ -170,6 +171,7 @@ def test_a_heading_that_repeats_the_title_is_held_once_and_one_that_differs_is_k
     )
     for name in ("same.md", "other.md"):
         os.utime(root / name, ns=(HOUR_AGO_NS, HOUR_AGO_NS))
+    settle_change_times(root)
     fresh = Field.load(root).pages
     cached = page_cache.read_infos(default_cache_dir(root))
     for pages in (fresh, cached):

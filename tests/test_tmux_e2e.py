@@ -206,6 +206,13 @@ def test_a_whole_review_in_a_real_terminal(tmp_path: Path) -> None:
         term.key("C-s")
         term.wait_for("Set updated: too?")
         term.key("Enter")
+        # The page is marked reviewed: the changes made on disk are shown before anything is signed.
+        term.wait_for("read the changes before you sign it", timeout=60)
+        term.wait_for("$1,250")
+        assert "(confirmed in May)" not in page.read_text()  # nothing written unseen
+        term.key("Enter")  # show the merge in the editor
+        term.wait_for("not saved yet")
+        term.key("C-s")  # now seen: saving signs it (updated: was settled by the first save)
         _wait_until(lambda: "(confirmed in May)" in page.read_text(), "the merged save", timeout=60)
         term.wait_for("✓ saved")
         saved = page.read_text()

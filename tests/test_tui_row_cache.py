@@ -76,7 +76,8 @@ def test_a_second_write_reencodes_only_what_changed_and_reads_back_the_same(tmp_
     assert second != first and writer._parts["a.md"][3] == kept_part  # a new object, equal bytes
     assert writer._parts["d.md"][3] is untouched  # kept, not encoded again
     body = json.loads(second.partition(b"\n")[2])
-    assert body["b.md"][2] == 'Now "b" \\ ü' and body["c.md"][:2] == [pages["c.md"].size, pages["c.md"].mtime_ns]
+    c = pages["c.md"]
+    assert body["b.md"][5] == 'Now "b" \\ ü' and body["c.md"][:5] == [c.size, c.mtime_ns, *c.ident]
     loaded = load_rows(cache, entries)
     assert {path: row.title for path, row in loaded.items()} == {path: rows[path].title for path in pages}
     rows.pop("c.md")

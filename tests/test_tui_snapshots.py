@@ -295,9 +295,9 @@ def test_merge_dialog(snap_compare, snap_field, theme, monkeypatch):
     """Overlapping edits: base, mine and theirs side by side; 'Edit both, marked' has the focus."""
     import functools
 
-    from memtui.store import merge3
+    from memtui.tui import unsaved
 
-    monkeypatch.setattr(merge3, "keep_copy", functools.partial(merge3.keep_copy, now=FIXED_TIME.replace(tzinfo=None)))
+    monkeypatch.setattr(unsaved, "keep_copy", functools.partial(unsaved.keep_copy, now=FIXED_TIME.replace(tzinfo=None)))
 
     async def run_before(pilot):
         await settle(pilot)

@@ -54,16 +54,15 @@ def build_parser(only: str | None = None) -> tuple[argparse.ArgumentParser, set[
     )
     parser.add_argument("-V", "--version", action="version", version=f"memtui {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
-    wanted = COMMAND_MODULES if only is None else ((COMMANDS[only][0],) if only in COMMANDS else ())
+    wanted = set(COMMAND_MODULES) if only is None else ({COMMANDS[only][0]} if only in COMMANDS else set())
     registered: set[str] = set()
-    for module_name in wanted:
-        registered.update(importlib.import_module(module_name).register(sub))
-    for name, (_module, help_text) in COMMANDS.items():
-        if name not in registered:
+    for name, (module_name, help_text) in COMMANDS.items():  # the table's order (a module's names are adjacent)
+        if name in registered:
+            continue
+        if module_name in wanted:
+            registered.update(importlib.import_module(module_name).register(sub))
+        else:
             sub.add_parser(name, help=help_text, add_help=False)  # listed; its module is not loaded
-    # argparse lists subcommands in the order they were added: put them back in the table's order.
-    actions = {action.dest: action for action in sub._choices_actions}
-    sub._choices_actions[:] = [actions[name] for name in COMMANDS if name in actions]
     return parser, set(COMMANDS)
 
 

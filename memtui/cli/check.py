@@ -18,6 +18,7 @@ from memtui.field.checks import (
     check_field,
 )
 from memtui.field.finding_order import SortedFindings
+from memtui.field.rule_settings import RuleSettings
 from memtui.render.glyphs import SEVERITY, cli_style
 from memtui.textsafety import one_line, plural
 
@@ -35,7 +36,12 @@ def register(sub: argparse._SubParsersAction) -> list[str]:
     parser.add_argument(
         "--all", action="store_true", help="print every finding, one per line (default: the first few of each rule)"
     )
-    parser.add_argument("--rule", action="append", metavar="RULE", help="only this rule's findings (repeatable)")
+    parser.add_argument(
+        "--rule",
+        action="append",
+        metavar="RULE",
+        help="only this rule: its findings, the totals and the exit status (repeatable; a CI gate)",
+    )
     parser.add_argument(
         "--per-rule",
         type=int,
@@ -64,6 +70,11 @@ def run(args: argparse.Namespace) -> int:
         return 0
     if args.field is None:
         args.check_parser.error("the following arguments are required: field")  # exits 2
+    unknown = sorted(set(args.rule or ()) - set(RULES))
+    if unknown:  # a typo must not turn a CI gate into "0 findings"
+        args.check_parser.error(
+            f"no rule {', '.join(map(repr, unknown))}; `memtui check --rules` lists them"
+        )  # exits 2
     field = open_field(args)
     report = field_report(field)
     # Counted as they come (``FindingTally``: the first few of each rule); those listed, every
@@ -74,11 +85,13 @@ def run(args: argparse.Namespace) -> int:
     with SortedFindings() as listed:
 
         def emit(finding) -> None:
+            if args.rule and finding.rule not in args.rule:
+                return  # --rule: totals, the listing and the exit status are that rule's only
             tally.add(finding)
-            if args.json or (args.all and (not args.rule or finding.rule in args.rule)):
+            if args.json or args.all:
                 listed.add(finding)
 
-        check_field(field, emit)
+        check_field(field, emit, hidden=tally.hide)
         summary = tally.summary(len(field))
         summary.update(report.to_json())
         summary["trust"] = trust_counts(field)
@@ -96,6 +109,7 @@ def run(args: argparse.Namespace) -> int:
         Text(
             f"{plural(summary['pages'], 'page')}, {plural(summary['errors'], 'error')}, "
             f"{plural(summary['warnings'], 'warning')}, {plural(summary['info'], 'note')}"
+            + (f" ({RuleSettings.hidden_note(tally.hidden)})" if tally.hidden else "")
         )
     )
     trust = summary["trust"]

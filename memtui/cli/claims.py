@@ -22,7 +22,7 @@ from memtui.cli.review_common import TAG_STYLE
 from memtui.field.claims import CURRENT_LINE, TAGS, Claim, field_claims, select
 from memtui.textsafety import one_line, plural
 
-STATUSES = ("current", "superseded")
+STATUSES = ("current", "superseded", "unrecorded")
 
 
 def register(sub: argparse._SubParsersAction) -> list[str]:
@@ -41,7 +41,7 @@ def register(sub: argparse._SubParsersAction) -> list[str]:
         "--status",
         choices=STATUSES,
         metavar="STATUS",
-        help="current, or superseded (a struck line, or a page no longer current)",
+        help="current, superseded (a struck line, or a page no longer current), or unrecorded (its format keeps no status)",
     )
     parser.add_argument("--uncited", action="store_true", help="only claims that cite nothing")
     parser.add_argument("--promoted", action="store_true", help="only claims whose tag rose since an earlier version")

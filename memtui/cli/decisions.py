@@ -27,7 +27,7 @@ from memtui.cli.review_common import (
 from memtui.errors import MemtuiError
 from memtui.review import ledger
 from memtui.review import undo as undo_mod
-from memtui.textsafety import plural
+from memtui.textsafety import one_line, plural
 
 ACTIONS_OF_KIND = {
     undo_mod.QUARANTINE: ledger.QUARANTINE_ACTIONS,
@@ -54,7 +54,16 @@ def register_undo(actions: argparse._SubParsersAction, kind: str) -> None:
     parser.set_defaults(handler=friendly_errors(lambda args: run_undo(args, kind)))
 
     decided = actions.add_parser("decided", help=f"{what} decisions, newest first: who, when, why, undone or not")
-    add_common(decided)
+    add_common(decided, reviewer=True)
+    decided.add_argument(
+        "--adopt",
+        metavar="LINE",
+        action="append",
+        help="vouch for an unverified ledger line (its number, or 'all'): signed now, it counts again",
+    )
+    decided.add_argument(
+        "--accept-loss", action="store_true", help="accept that the ledger lost decisions (stop reporting it)"
+    )
     decided.set_defaults(handler=friendly_errors(lambda args: run_decided(args, kind)))
 
 
@@ -99,12 +108,46 @@ def run_undo(args: argparse.Namespace, kind: str) -> int:
     return 0
 
 
+def _change_record(args: argparse.Namespace) -> None:
+    """``--adopt`` / ``--accept-loss``: the reviewer's explicit word on what memtui cannot verify."""
+    if not (args.adopt or args.accept_loss):
+        return
+    root, _ = open_for_review(args.field, write=True)
+    what = " and ".join(
+        x for x, on in (("adopt ledger lines", args.adopt), ("accept the loss", args.accept_loss)) if on
+    )
+    if not confirm(f"Record that you {what}?", args):
+        raise MemtuiError("nothing was recorded", "answer y, or add --yes")
+    if args.adopt:
+        every = any(item.strip().lower() == "all" for item in args.adopt)
+        try:
+            numbers = None if every else [int(item) for item in args.adopt]
+        except ValueError:
+            raise MemtuiError(
+                "--adopt takes ledger line numbers or 'all'", "see them with: memtui ... decided FIELD"
+            ) from None
+        adopted = ledger.adopt(root, numbers, reviewer=args.reviewer)
+        console().print(Text(f"adopted {plural(len(adopted), 'ledger line')}", style="green"))
+    if args.accept_loss:
+        lost = ledger.accept_loss(root)
+        console().print(Text(f"accepted the loss of {plural(lost, 'decision')}", style="yellow"))
+
+
 def run_decided(args: argparse.Namespace, kind: str) -> int:
+    _change_record(args)
     root, _ = open_for_review(args.field, write=False)
-    records = ledger.decision_records(ledger.read(root).entries, ACTIONS_OF_KIND[kind])
+    read = ledger.read(root)
+    records = ledger.decision_records(read.entries, ACTIONS_OF_KIND[kind])
     if args.json:
-        print_json({"decisions": [record.to_json() for record in records]})
+        print_json(
+            {
+                "decisions": [record.to_json() for record in records],
+                "problems": [one_line(problem) for problem in read.problems],
+            }
+        )
         return 0
+    for problem in read.problems:  # what memtui could not verify is shown, never silently dropped
+        console().print(Text("\u25b2 ", style="bold red") + cell(problem))
     if not records:
         console().print(Text("no decisions yet"))
         return 0

@@ -3,14 +3,16 @@
 from __future__ import annotations
 
 import argparse
+import os
 import shutil
+import sys
 import tempfile
 from pathlib import Path
 
 from rich.text import Text
 
 from memtui.cli.options import add_field_options, field_options
-from memtui.cli.output import console
+from memtui.cli.output import console, error_console
 from memtui.errors import FieldNotFoundError
 from memtui.resources import sample_field_dir
 
@@ -32,8 +34,45 @@ def _tui_options(parser: argparse.ArgumentParser) -> None:
     add_field_options(parser, index=True)
 
 
+EXIT_NO_TERMINAL = 2  # bad usage, like a missing folder (``memtui.cli.EXIT_USAGE``)
+SCRIPTING_HINT = (
+    "to use memtui from a script or a pipe, run one of its commands instead: "
+    "memtui check FIELD, memtui context FIELD, memtui search FIELD WORDS, memtui claims FIELD, "
+    "memtui history FIELD PAGE, memtui quarantine list FIELD, memtui proposals list FIELD (each takes --json; "
+    "see memtui --help)"
+)
+
+
+def _stdin_is_a_terminal() -> bool:
+    """Is standard input a terminal? (Closed or not there at all counts as no.)"""
+    try:
+        return os.isatty(sys.stdin.fileno()) if sys.stdin is not None else False
+    except (OSError, ValueError):  # closed, or replaced by something without a descriptor
+        return False
+
+
+def refuse_without_terminal() -> int | None:
+    """``EXIT_NO_TERMINAL`` (said on stderr, with the scripting commands) when the TUI cannot read keys.
+
+    With standard input not a terminal (``memtui FIELD < /dev/null``, a pipe, cron),
+    Textual's input thread reads end-of-file, takes that for "no keys yet" and reads
+    again at once: the TUI drew nothing anyone could see and spun a core forever,
+    holding the index's writer lock. None when the TUI can run.
+    """
+    if _stdin_is_a_terminal():
+        return None
+    out = error_console()
+    out.print(Text("error: ", style="bold red") + Text("the TUI needs a terminal, and standard input is not one"))
+    out.print(Text("hint: ", style="bold") + Text(SCRIPTING_HINT))
+    return EXIT_NO_TERMINAL
+
+
 def _launch(path: Path, args: argparse.Namespace) -> int:
     from memtui.tui.app import run_app  # Textual is imported only for the TUI
+
+    refused = refuse_without_terminal()
+    if refused is not None:
+        return refused
 
     options = field_options(args)
     return run_app(path, index_dir=options.index_dir, theme=args.theme, dialect=options.dialect)

@@ -26,7 +26,9 @@ from memtui.cli.review_common import (
     prompt_console,
     tagged,
 )
+from memtui.dialects.detect import instruction_path
 from memtui.errors import MemtuiError
+from memtui.field.trust import nothing_waiting
 from memtui.review import injection
 from memtui.review import quarantine as qmod
 from memtui.review import undo as undo_mod
@@ -55,6 +57,11 @@ def register(sub: argparse._SubParsersAction) -> list[str]:
     approve.add_argument("--session", metavar="SOURCE", help="every page of this queue group (see list)")
     approve.add_argument("--to", metavar="FOLDER", help="move approved pages into FOLDER (else their move_to:)")
     approve.add_argument("--add-to-memory", action="store_true", help="also add a pointer line to MEMORY.md")
+    approve.add_argument(
+        "--allow-instruction-path",
+        action="store_true",
+        help="confirm that --to makes the pages files an agent loads as instructions (CLAUDE.md, .claude/ ...)",
+    )
     approve.add_argument("--reason", help="a note for the ledger")
     approve.set_defaults(handler=run_approve)
 
@@ -121,7 +128,11 @@ def run_list(args: argparse.Namespace) -> int:
         return 0
     out = console()
     if not queue.groups and not queue.unreviewed:
-        out.print(Text("nothing waits for review"))
+        counts: dict[str, int] = {}
+        for path in field.pages:
+            state = field.trust(path)
+            counts[state] = counts.get(state, 0) + 1
+        out.print(Text(nothing_waiting(counts)))
         return 0
     out.print(Text(f"Quarantined: {plural(len(queue.quarantined), 'page')}, by source, oldest first", style="bold"))
     for group in queue.groups:
@@ -213,11 +224,13 @@ def _selected(root, args: argparse.Namespace) -> list[tuple[str, str | None]]:
     return items
 
 
-def _bind_for_prompt(root, items: list[tuple[str, str | None]], to: str | None, out) -> list[tuple[str, str | None]]:
+def _bind_for_prompt(
+    root, items: list[tuple[str, str | None]], to: str | None, out, *, allow_instruction_path: bool = False
+) -> list[tuple[str, str | None]]:
     """Show each page's hash, destination and danger flags; bind the decision to those hashes."""
     bound: list[tuple[str, str | None]] = []
     for path, digest in items:
-        review = qmod.inspect_page(root, path, to=to)
+        review = qmod.inspect_page(root, path, to=to, allow_instruction_path=allow_instruction_path)
         if digest is not None and not review.sha256.startswith(digest):
             raise MemtuiError(f"{path} changed since it was shown", "look at it again with: memtui quarantine show")
         bound.append((path, review.sha256))
@@ -227,6 +240,8 @@ def _bind_for_prompt(root, items: list[tuple[str, str | None]], to: str | None, 
         out.print(line)
         if review.destination:
             out.print(Text("    moves to ") + cell(review.destination))
+        if review.becomes:
+            out.print(Text("    DANGER: it becomes ", style="bold red") + cell(review.becomes))
         for flag in review.flags:
             if flag.severity == injection.DANGER:
                 out.print(Text(f"    line {flag.line} {flag.rule}: ", style="red") + cell(flag.excerpt))
@@ -241,7 +256,13 @@ def _decide(args: argparse.Namespace, verb: str, run) -> int:
     ensure_can_ask(args)
     items = _selected(root, args)
     if not args.yes:
-        items = _bind_for_prompt(root, items, getattr(args, "to", None), prompt_console(args))
+        items = _bind_for_prompt(
+            root,
+            items,
+            getattr(args, "to", None),
+            prompt_console(args),
+            allow_instruction_path=getattr(args, "allow_instruction_path", False),
+        )
         if not confirm(f"{verb} {plural(len(items), 'page')}?", args):
             return declined()
     decisions = run(root, items)
@@ -253,6 +274,9 @@ def _decide(args: argparse.Namespace, verb: str, run) -> int:
         if decision.moved_to:
             line.append(" \u2192 ")
             line.append_text(cell(decision.moved_to))
+            becomes = instruction_path(decision.moved_to)
+            if becomes:
+                line.append_text(Text("  now ", style="bold red") + cell(becomes))
         console().print(line)
     return 0
 
@@ -269,6 +293,7 @@ def run_approve(args: argparse.Namespace) -> int:
             add_to_memory=args.add_to_memory,
             reason=args.reason,
             field=field,
+            allow_instruction_path=args.allow_instruction_path,
         )
 
     return _decide(args, "Approve", run)

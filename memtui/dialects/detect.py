@@ -10,32 +10,46 @@ command that opens it: nothing is silently out of scope.
 from __future__ import annotations
 
 import os
+import unicodedata
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from memtui.dialects.base import Applied, DetectContext, Dialect, Skipped
-from memtui.dialects.basic_memory import BasicMemory
-from memtui.dialects.claude_code import ClaudeCode
-from memtui.dialects.markdown import Markdown
-from memtui.dialects.memtui_format import MemtuiFormat
-from memtui.dialects.obsidian import Obsidian
-from memtui.dialects.openclaw import OpenClaw
-from memtui.dialects.serena import Serena
-from memtui.dialects.sidecar_store import SidecarStore
+from memtui.dialects.base import SAMPLE_BYTES, Applied, DetectContext, Dialect, Skipped
+from memtui.dialects.formats.agents_md import AgentsMd
+from memtui.dialects.formats.basic_memory import BasicMemory
+from memtui.dialects.formats.claude_code import ClaudeCode
+from memtui.dialects.formats.copilot import Copilot
+from memtui.dialects.formats.cursor import Cursor
+from memtui.dialects.formats.kiro import Kiro
+from memtui.dialects.formats.markdown import Markdown
+from memtui.dialects.formats.memory_bank import MemoryBank
+from memtui.dialects.formats.memtui_format import MemtuiFormat
+from memtui.dialects.formats.obsidian import Obsidian
+from memtui.dialects.formats.openclaw import OpenClaw
+from memtui.dialects.formats.serena import Serena
+from memtui.dialects.formats.sidecar_store import SidecarStore
+from memtui.dialects.formats.windsurf import Windsurf
 from memtui.errors import MemtuiError
-from memtui.field.field import ScanResult, Scope, scan_field
+from memtui.field.field import ScanEntry, ScanResult, Scope, scan_field
 
 OBSIDIAN = Obsidian()
 # Most specific first: a page goes to the first instance that claims it (memtui's own format last).
 DIALECTS: tuple[Dialect, ...] = (
     SidecarStore(),
     Serena(),
+    MemoryBank(),  # memory-bank/ and Cline / Roo Code rules by their fixed places
     ClaudeCode(),
     OpenClaw(),
+    Windsurf(),  # instruction files by their fixed place: before the note formats, as ClaudeCode
+    Copilot(),
+    Kiro(),  # .kiro/steering/ and Cursor's rules: instructions by their fixed places
+    Cursor(),
     BasicMemory(),
     OBSIDIAN,
     MemtuiFormat(),
+    AgentsMd(),  # after every format that may read an AGENTS.md (OpenClaw's bootstrap file)
     Markdown(),
 )
 BY_NAME = {dialect.name: dialect for dialect in DIALECTS}
@@ -50,6 +64,7 @@ AGENT_FOLDERS = {
     ".windsurf",
     ".continue",
     ".roo",
+    ".clinerules",
     ".cline",
     ".github",
     ".gemini",
@@ -116,7 +131,13 @@ def detect(root: Path, *, force: str | None = None, scanned: ScanResult | None =
     scope = scope_of(root, force)
     if scanned is None:
         scanned = scan_field(root, scope)
-    ctx = DetectContext(root, scanned)
+    detection = _detect_in(DetectContext(root, scanned), scope, force)
+    detection.skipped = _skipped(root, scanned, scope)
+    return detection, scanned
+
+
+def _detect_in(ctx: DetectContext, scope: Scope, force: str | None) -> Detection:
+    """The dialects ``ctx`` shows (``force``: only that one), without the skipped folders."""
     applied: list[Applied] = []
     if force is not None:
         dialect = BY_NAME[force]
@@ -133,7 +154,52 @@ def detect(root: Path, *, force: str | None = None, scanned: ScanResult | None =
     if force is None and not any(a.name in (MEMTUI.name, MARKDOWN.name) and not a.root for a in applied):
         # Pages no format claims are plain notes: memtui's own rules are not imposed on them.
         applied.append(Applied(MARKDOWN.name, "", ["the pages no other format claims (no marks of memtui's format)"]))
-    return Detection(applied, scope, _skipped(root, scanned, scope), force), scanned
+    return Detection(applied, scope, [], force)
+
+
+class _ChangedContext(DetectContext):
+    """What detection sees of the field as a set of page writes would leave it (a proposal):
+    the written pages from their bytes (None: deleted), every other file from disk."""
+
+    def __init__(self, root: Path, scanned: ScanResult, changes: Mapping[str, bytes | None]) -> None:
+        super().__init__(root, scanned)
+        self.changes = changes
+
+    def head(self, rel: str, size: int = SAMPLE_BYTES) -> str:
+        if rel in self.changes:
+            data = self.changes[rel]
+            return data[:size].decode("utf-8", "replace") if data is not None else ""
+        return super().head(rel, size)
+
+    def exists(self, rel: str) -> bool:
+        if rel in self.changes:
+            return self.changes[rel] is not None
+        return super().exists(rel)
+
+
+def detect_after(
+    root: Path, scanned: ScanResult, changes: Mapping[str, bytes | None], *, force: str | None = None
+) -> Detection:
+    """The detection of the field at ``root`` (scanned as ``scanned``) after ``changes`` (page ->
+    its new bytes, None: deleted): how a proposal's result would be read (never written to disk)."""
+    entries = {entry.path: entry for entry in scanned.entries}
+    for path, data in changes.items():
+        if data is None:
+            entries.pop(path, None)
+        else:
+            entries[path] = ScanEntry(path, len(data), 0)
+    folders: dict[str, list[str]] = {}
+    for path in sorted(entries):
+        folder, _, name = path.rpartition("/")
+        folders.setdefault(folder, []).append(name)
+    after = ScanResult(
+        [entries[path] for path in sorted(entries)],
+        list(scanned.problems),
+        set(scanned.files),
+        list(scanned.skipped_dirs),
+        folders,
+    )
+    return _detect_in(_ChangedContext(Path(root), after, changes), scope_of(Path(root), force), force)
 
 
 def _skipped(root: Path, scanned: ScanResult, scope: Scope) -> list[Skipped]:
@@ -189,3 +255,73 @@ def _count_pages(folder: Path) -> tuple[int, bool]:
 def _quoted(path: Path) -> str:
     text = os.fspath(path)
     return text if all(c.isalnum() or c in "/._-~" for c in text) else "'" + text.replace("'", "'\\''") + "'"
+
+
+# --------------------------------------------------------------------------- instruction paths
+# The paths agents load as instructions: one list, so no surface can forget one. A page written
+# by an agent must never choose to become one of these files: a quarantined note whose own
+# ``move_to:`` installs it as ``CLAUDE.md`` or under ``.claude/rules/`` would be loaded, as the
+# user's own instructions, into every session of that agent. ``instruction_path(path)`` says what
+# a path becomes ("CLAUDE.md: loaded by Claude Code every session"), or None for a plain page.
+# The match is made on every folder level (a repository's subfolder has its own ``CLAUDE.md`` and
+# ``AGENTS.md``), case-folded and NFC-normalised (on a case-insensitive disk ``claude.md`` *is*
+# ``CLAUDE.md``): a list that errs towards asking the reviewer is the safe one.
+
+# File names loaded wherever they are: (name, what a file of that name is).
+_NAMES: dict[str, str] = {
+    "claude.md": "loaded by Claude Code every session",
+    "claude.local.md": "loaded by Claude Code every session (personal instructions)",
+    "agents.md": "loaded by Codex, OpenClaw and other agents every session",
+    "soul.md": "an OpenClaw bootstrap file (at a workspace's top), injected every session",
+    "tools.md": "an OpenClaw bootstrap file (at a workspace's top), injected every session",
+    "heartbeat.md": "an OpenClaw bootstrap file (at a workspace's top), injected every session",
+    "identity.md": "an identity file (OpenClaw, memtui's format), loaded every session",
+    "user.md": "an OpenClaw bootstrap file (at a workspace's top), injected every session",
+    "bootstrap.md": "an OpenClaw bootstrap file (at a workspace's top), injected on the first run",
+    "memory.md": "a routing index (memtui's format, OpenClaw, Claude Code), loaded every session",
+    ".cursorrules": "Cursor's rules, loaded every session",
+    ".windsurfrules": "Windsurf's rules, loaded every session",
+    ".clinerules": "Cline's rules, loaded every session",
+}
+# Folder paths (as consecutive path parts) whose every file an agent loads as instructions.
+_FOLDERS: tuple[tuple[tuple[str, ...], str], ...] = (
+    ((".claude",), "Claude Code's instructions, rules, skills and agents"),
+    ((".cursor", "rules"), "Cursor's rules, loaded by the agent"),
+    ((".windsurf", "rules"), "Windsurf's rules, loaded by the agent"),
+    ((".github", "instructions"), "GitHub Copilot's instructions"),
+    ((".kiro", "steering"), "Kiro's steering files, loaded by the agent"),
+    ((".clinerules",), "Cline's rules, loaded every session"),
+    (("memory-bank",), "Cline's memory bank, read at the start of every task"),
+    ((".serena", "memories"), "Serena's memories, offered to the agent every session"),
+)
+_EXACT: dict[tuple[str, ...], str] = {
+    (".github", "copilot-instructions.md"): "GitHub Copilot's instructions, loaded every session",
+}
+
+
+def _parts(path: str) -> list[str]:
+    normal = unicodedata.normalize("NFC", path.replace("\\", "/")).casefold()
+    return [part for part in normal.split("/") if part not in ("", ".")]
+
+
+def instruction_path(path: str) -> str | None:
+    """What the field-relative ``path`` is to an agent, when an agent loads it as instructions
+    (``"CLAUDE.md: loaded by Claude Code every session"``); None for a plain memory page."""
+    parts = _parts(path)
+    if not parts:
+        return None
+    shown = path.replace("\\", "/").strip("/")
+    name = parts[-1]
+    if name in _NAMES:
+        return f"{shown}: {_NAMES[name]}"
+    for start in range(len(parts)):
+        for folder, what in _FOLDERS:
+            end = start + len(folder)
+            if end < len(parts) and tuple(parts[start:end]) == folder:  # a file inside the folder
+                return f"{shown}: {what}"
+        for exact, what in _EXACT.items():
+            if tuple(parts[start:]) == exact:
+                return f"{shown}: {what}"
+    if name == "skill.md" and "skills" in parts[:-1]:
+        return f"{shown}: a skill, its instructions loaded when the agent uses it"
+    return None

@@ -159,6 +159,14 @@ AGENT_TITLES = {
     "claude-code": "Claude Code",
     "openclaw": "OpenClaw",
     "serena": "Serena",
+    "windsurf": "Windsurf (Cascade)",
+    "copilot": "GitHub Copilot",
+    "kiro": "Kiro",
+    "cursor": "Cursor",
+    "agents-md": "agents reading AGENTS.md (Codex, Cursor, Copilot, Windsurf ...)",
+    "cline": "Cline",
+    "roo": "Roo Code",
+    "memory-bank": "an agent reading memory-bank/ (Cline, Roo Code ...)",
     "memtui": "an agent keeping memtui's format",
 }
 

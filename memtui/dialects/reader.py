@@ -5,13 +5,18 @@ field, the index (also in its build helpers, rebuilt from ``spec``) and the
 review screens read pages through it, so all of them see the same status,
 title, trust and links. Its ``signature`` changes when the detection does, and
 a page cache written under another reading is not used.
+
+A format detected from a few pages claims only the pages carrying its marks
+(``owns``: a basic-memory note has its ``permalink:``): one agent-written page
+never changes how every other page of the field is read. A page the first
+claiming format does not own goes to the next one that claims it.
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any, cast
 
@@ -46,6 +51,8 @@ class DialectReader:
         for applied, dialect in self.instances:
             prefixes.extend(dialect.link_prefixes(applied, Path(".")))
         self.link_prefixes: tuple[str, ...] = tuple(dict.fromkeys(prefixes))
+        # Does a format here own pages by their marks (``owns``), not by their path alone?
+        self.by_marks = any(hasattr(dialect, "owns") for _, dialect in self.instances)
         # What the reading depends on (not the evidence, which counts pages and changes with them).
         reading = [(a.name, a.root, a.params) for a in detection.applied], list(detection.scope.include)
         digest = hashlib.sha256(json.dumps(reading, sort_keys=True, separators=(",", ":")).encode()).hexdigest()
@@ -67,7 +74,7 @@ class DialectReader:
         if all(type(dialect).page_checks is Dialect.page_checks for _, dialect in self.instances):
             return out  # no format here makes findings of its own: no pass over the pages
         for info in field.pages.values():
-            instance = self.instance_for(info.path)
+            instance = self.instance_of(info)
             if instance is not None and instance[1].name == info.dialect:
                 out.extend(instance[1].page_checks(instance[0], field, info))
         return out
@@ -141,8 +148,21 @@ class DialectReader:
         self._instance_of[path] = found
         return found
 
+    def instance_of(self, info: PageInfo) -> tuple[Applied, Dialect] | None:
+        """The dialect that reads this page: the first that claims its path (``instance_for``) if it
+        owns the page (carries its marks), else the next claiming one that does."""
+        first = self.instance_for(info.path)
+        if first is None or _owns(first[1], first[0], info):
+            return first
+        for applied, dialect in self.instances:
+            if applied is first[0] or not (applied.covers(info.path) and dialect.claims(applied, info.path)):
+                continue
+            if _owns(dialect, applied, info):
+                return applied, dialect
+        return None
+
     def _through_dialect(self, root: Path, info: PageInfo, data: bytes | None) -> PageInfo:
-        instance = self.instance_for(info.path)
+        instance = self.instance_of(info)
         if instance is None:
             return info
         applied, dialect = instance
@@ -160,16 +180,25 @@ class DialectReader:
 
     def events(self, root: Path, info: PageInfo) -> list[dict[str, Any]]:
         """The store's own timeline of this page, for formats that keep one (else [])."""
-        instance = self.instance_for(info.path)
+        instance = self.instance_of(info)
         if instance is None or not hasattr(instance[1], "events"):
             return []
         events: list[dict[str, Any]] = instance[1].events(instance[0], Path(root), info.id or "")
         return events
 
-    def counts(self, paths: Iterable[str]) -> list[tuple[Applied, int]]:
+    def counts(self, paths: Iterable[str], pages: Mapping[str, PageInfo] | None = None) -> list[tuple[Applied, int]]:
         """How many of the pages at ``paths`` each applied dialect read. The tally of the last call
         is kept and brought up to date by the paths added and gone (the dialect of a page depends
-        on its path alone)."""
+        on its path alone), unless a format here owns pages by their marks: then, with ``pages``,
+        each page counts for the instance that read it."""
+        if pages is not None and self.by_marks:
+            counted = {id(applied): 0 for applied, _ in self.instances}
+            for path in paths:
+                info = pages.get(path)
+                instance = self.instance_of(info) if info is not None else self.instance_for(path)
+                if instance is not None:
+                    counted[id(instance[0])] += 1
+            return [(applied, counted[id(applied)]) for applied in self.detection.applied]
         last, tally = self._counted
         tally = dict(tally)  # (a new one: another thread may count at the same time)
         now = set(paths)
@@ -180,3 +209,10 @@ class DialectReader:
                     tally[id(instance[0])] += sign
         self._counted = (now, tally)
         return [(applied, tally[id(applied)]) for applied in self.detection.applied]
+
+
+def _owns(dialect: Dialect, applied: Applied, info: PageInfo) -> bool:
+    """Does ``dialect`` own this page it claims by path? A format that names its marks
+    (an ``owns(applied, info)`` method) owns only the pages carrying them."""
+    owns = getattr(dialect, "owns", None)
+    return owns is None or bool(owns(applied, info))

@@ -193,9 +193,14 @@ _CONFLICT_END_RE = re.compile(r">{7}(?:[ \t]|$)")
 
 
 def lines_outside_fences(text: str, first_line: int = 1) -> Generator[tuple[int, str], None, None]:
-    """(line number, line) for every line of ``text`` not inside fenced code (nor a fence)."""
+    """(line number, line) for every line of ``text`` not inside fenced code (nor a fence).
+
+    Lines are split at ``\n`` only, as an editor numbers them (``splitlines`` would also
+    split at U+2028 and form feeds, and every line number after one would be off); a
+    ``\r`` before the ``\n`` is dropped."""
     in_fence = ""
-    for number, line in enumerate(text.splitlines(), start=first_line):
+    for number, raw in enumerate(text.split("\n"), start=first_line):
+        line = raw[:-1] if raw.endswith("\r") else raw
         fence = FENCE_RE.match(line) if line.lstrip()[:1] in ("`", "~") else None
         if in_fence:
             if fence and fence.group(1)[0] == in_fence[0] and len(fence.group(1)) >= len(in_fence):

@@ -10,11 +10,14 @@ from __future__ import annotations
 
 import datetime as _dt
 import re
+import urllib.parse
+import weakref
 from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, NoReturn
 
+from memtui.credentials import find_secrets
 from memtui.field import trust as trust_mod
 from memtui.field.check_memo import CheckMemo, ContradictionFindings, PageRefs, reference_keys
 from memtui.field.claims import (
@@ -74,6 +77,12 @@ _RULES = [
     ),
     Rule("untagged-claim", WARNING, "claim line in a fact page without a source tag"),
     Rule("link-broken", WARNING, "[[wikilink]] to a page (or ![[embed]] to a file) that does not exist"),
+    Rule(
+        "link-ambiguous",
+        WARNING,
+        "a [[wikilink]] name several pages claim (a file name, a title, an alias, an id): a page's own "
+        "aliases: or title: can take links from another page",
+    ),
     Rule("cite-broken", ERROR, "[cite:N] with no N-th source"),
     Rule("cite-source-missing", WARNING, "a cited source path inside the field does not exist"),
     Rule("supersedes-broken", ERROR, "supersedes names a page that does not exist"),
@@ -173,6 +182,14 @@ class Finding:
             "line": self.line,
             "message": self.message,
         }
+
+
+def _quoted(text: str, limit: int = 80) -> str:
+    """A claim's text as a finding quotes it: never a line that holds a secret (the ``secret``
+    rule names such a line and its kind, never the value; no other finding may repeat it)."""
+    if find_secrets(text):
+        return "(the line holds a secret: not repeated here)"
+    return text[:limit]
 
 
 def make_finding(rule: str, path: str, line: int | None, message: str) -> Finding:
@@ -354,6 +371,10 @@ def page_references(field: Field, info: PageInfo) -> PageRefs:
         if kind == "link" and hit is None and not _names_a_file(field, target, path):
             shown = target if target.startswith(REFERENCE_SCHEMES) else f"[[{target}]]"
             out.append(_finding("link-broken", path, line, f"{shown} matches no page"))
+        elif kind == "link" and hit is not None:
+            ambiguous = _ambiguous_name(field, target, hit.path)
+            if ambiguous:
+                out.append(_finding("link-ambiguous", path, line, ambiguous))
         elif kind == "embed" and field.resolve_file(target, near=path) is None:
             out.append(_finding("link-broken", path, line, f"![[{target}]] matches no file"))
         elif kind == "source":
@@ -379,6 +400,19 @@ def page_references(field: Field, info: PageInfo) -> PageRefs:
         + superseded_by
     )
     return PageRefs(info, out, field.backlinks_given(info, outgoing), keys, edges)
+
+
+def _ambiguous_name(field: Field, target: str, opened: str) -> str:
+    """The message when the link name ``target`` is claimed by several pages and at least one
+    claims it by what its frontmatter says (a title, an alias, an id): '' otherwise. Two files
+    of one name in two folders are the closest-wins rule of every wiki, not a finding."""
+    claims = field.name_claims(target)
+    if len(claims) < 2 or all(how == "file name" for how in claims.values()):
+        return ""
+    shown = sorted(claims.items(), key=lambda item: (item[0] != opened, item[0]))
+    listed = "; ".join(f"{path} by {how}" for path, how in shown[:3])
+    more = f"; and {len(shown) - 3} more" if len(shown) > 3 else ""
+    return f"[[{target}]] is claimed by {len(claims)} pages ({listed}{more}); it opens {opened}"
 
 
 def _names_a_file(field: Field, target: str, near: str) -> bool:
@@ -476,14 +510,12 @@ def _memory_findings(field: Field, index: str = "MEMORY.md") -> list[Finding]:
     out: list[Finding] = []
     norm = info.norm
     cap = norm.cap_chars if norm.cap_chars is not None else (None if norm.agent_view is not None else MEMORY_CAP)
+    text = _index_text(field, index)
     if cap:
-        try:
-            text = (field.root / index).read_bytes().decode("utf-8", "replace")
-        except OSError:
-            text = ""
         if len(text) > cap:
             out.append(_finding("memory-too-long", index, None, f"{len(text):,} characters (cap {cap:,})"))
     seen: set[tuple[str, int]] = set()
+    untrusted: set[tuple[str, int]] = set()  # (page, line) reported
     for target, line in field.memory_pointers(index, bare_paths=info.dialect == "memtui"):
         if (target, line) in seen or is_template(target):
             continue
@@ -493,9 +525,52 @@ def _memory_findings(field: Field, index: str = "MEMORY.md") -> list[Finding]:
             out.append(_finding("memory-missing-target", index, line, f"points at {target}: no such page"))
             continue
         state = field.trust(hit.path)
+        if state in (trust_mod.QUARANTINED, trust_mod.UNREVIEWED) and (hit.path, line) not in untrusted:
+            untrusted.add((hit.path, line))
+            out.append(_finding("memory-untrusted-target", index, line, f"points at {hit.path}, which is {state}"))
+    # The guard holds in any link form and whatever format reads the index: every name in it
+    # that leads to an untrusted page (bare paths, links with titles or <>, references, code).
+    for target, line in _every_name(text):
+        hit = field.resolve(target, near=index)
+        if hit is None or hit.path == index or (hit.path, line) in untrusted:
+            continue
+        state = field.trust(hit.path)
         if state in (trust_mod.QUARANTINED, trust_mod.UNREVIEWED):
+            untrusted.add((hit.path, line))
             out.append(_finding("memory-untrusted-target", index, line, f"points at {hit.path}, which is {state}"))
     return out
+
+
+def _index_text(field: Field, index: str) -> str:
+    try:
+        return (field.root / index).read_bytes().decode("utf-8", "replace")
+    except OSError:
+        return ""
+
+
+_LINK_TARGET_RE = re.compile(
+    r"\]\(\s*<?([^)>\s]+)"  # [label](target "title"), [label](<target>)
+    r"|^\s*\[[^\]]+\]:\s*<?([^>\s]+)"  # [ref]: target
+    r"|<([^<>\s]+)>"  # <target>
+    r"|\[\[([^\]|#]+)"  # [[target|label]]
+    r"|([^\s()\[\]<>\"'`|*,;]+)",  # a bare word: a path when it holds / or ends in .md
+    re.MULTILINE,
+)
+
+
+def _every_name(text: str) -> Iterable[tuple[str, int]]:
+    """Every name in an index that may lead an agent to a page, with its line: what its
+    wikilinks, Markdown links (with a title, in <>, as references), autolinks and bare paths
+    name, percent-escapes undone, code spans and fences included (an agent reads them too)."""
+    for number, line in enumerate(text.splitlines(), start=1):
+        for match in _LINK_TARGET_RE.finditer(line):
+            bare = match.lastindex == 5
+            target = urllib.parse.unquote(match.group(match.lastindex or 0)).strip().rstrip(".:!?")
+            if not target or "://" in target or is_template(target):
+                continue
+            if bare and "/" not in target and not target.lower().endswith(".md"):
+                continue
+            yield target, number
 
 
 def claim_findings(field: Field, paths: set[str] | None = None, memo: CheckMemo | None = None) -> list[Finding]:
@@ -548,25 +623,30 @@ def _claim_findings(field: Field, claims: Iterable[Claim], paths: set[str] | Non
     for claim in claims:
         if paths is not None and claim.path not in paths:
             continue
-        if field.pages[claim.path].dialect != "memtui" or claim.path.startswith("sessions/"):
-            continue  # source tags are memtui's convention; transcripts are evidence, not claims
+        if claim.path.startswith("sessions/"):
+            continue  # transcripts are evidence, not claims
+        own_format = field.pages[claim.path].dialect == "memtui"
+        # A tag that rose is laundering whatever format reads the page (a safety rule: no
+        # agent-written mark switches it off); the citation habit is memtui's convention only.
         if claim.promoted_from and not claim.new_citation:
             out.append(
                 _finding(
                     "tag-promoted",
                     claim.path,
                     claim.line,
-                    f"[{claim.promoted_from}] -> [{claim.tag}] without a new citation: {claim.text[:80]}",
+                    f"[{claim.promoted_from}] -> [{claim.tag}] without a new citation: {_quoted(claim.text)}",
                 )
             )
-        elif claim.tag == "stated" and not claim.cited and not claim.cites and claim.status == "current":
-            out.append(_finding("stated-uncited", claim.path, claim.line, f"cites nothing: {claim.text[:80]}"))
+        elif own_format and claim.tag == "stated" and not claim.cited and not claim.cites and claim.status == "current":
+            out.append(_finding("stated-uncited", claim.path, claim.line, f"cites nothing: {_quoted(claim.text)}"))
     return out
 
 
 def rule_settings(field: Field) -> RuleSettings:
-    """The field's ``memtui.toml`` (read again each time: an agent may change it)."""
-    return load_rule_settings(field.root, set(RULES), SEVERITIES)
+    """The field's ``memtui.toml`` (read again each time: an agent may change it), from where the
+    field's other files are: a proposal's result (an overlay in a temporary folder) is checked
+    under the same file as the field it is compared with, never under none."""
+    return load_rule_settings(field.content_root, set(RULES), SEVERITIES)
 
 
 def run_checks(field: Field, *, include_info: bool = True, memo: CheckMemo | None = None) -> list[Finding]:
@@ -579,12 +659,19 @@ def run_checks(field: Field, *, include_info: bool = True, memo: CheckMemo | Non
 
 
 def check_field(
-    field: Field, emit: Callable[[Finding], object], *, include_info: bool = True, memo: CheckMemo | None = None
+    field: Field,
+    emit: Callable[[Finding], object],
+    *,
+    include_info: bool = True,
+    memo: CheckMemo | None = None,
+    hidden: Callable[[Finding], object] | None = None,
 ) -> None:
     """Pass every finding of the field to ``emit``, in no order, as ``memtui.toml`` wants it.
 
     What ``run_checks`` collects; ``memtui check`` counts them instead (``FindingTally``), so that
     a field of 100,000 pages and a million findings is never held as a list of findings.
+    ``hidden`` is given each finding ``memtui.toml`` switched off or ignored, so that every count
+    can say how many it hid (the field's own file must not make a clean bill of health silently).
     """
     settings = rule_settings(field)
     adjust = settings.adjust
@@ -592,7 +679,10 @@ def check_field(
     def put(findings: Iterable[Finding]) -> None:
         for finding in findings:
             adjusted = adjust(finding)
-            if adjusted is not None and (include_info or adjusted.severity != INFO):
+            if adjusted is None:
+                if hidden is not None and (include_info or finding.severity != INFO):
+                    hidden(finding)
+            elif include_info or adjusted.severity != INFO:
                 emit(adjusted)
 
     if memo is not None:
@@ -644,11 +734,16 @@ class FieldFindings:
     by_rule: dict[str, int]
     changed: set[str]
     since_last: bool = False  # ``changed`` is every page whose findings differ from the memo's last run
+    hidden: int = 0  # findings ``memtui.toml`` switched off or ignored (every count says so)
 
     def sorted(self) -> list[Finding]:
         """All of them in ``run_checks``'s order."""
         by_path = self.by_path
         return [finding for path in sorted(by_path) for finding in by_path[path]]
+
+
+# Per memo: how many findings of each page memtui.toml hid (kept beside ``memo.totals``, reset with it).
+_HIDDEN: weakref.WeakKeyDictionary[CheckMemo, Counter[str]] = weakref.WeakKeyDictionary()
 
 
 def field_findings(
@@ -668,6 +763,7 @@ def field_findings(
         memo.assembled.clear()
         memo.assembled_for = settings
         memo.totals = {"by_path": {}, "severity": Counter(), "rule": Counter()}
+        _HIDDEN[memo] = Counter()
         memo.wide = {}
         moved = None
     memo.assembled_serial = memo.serial
@@ -685,6 +781,7 @@ def field_findings(
     by_path = dict(totals["by_path"])
     by_severity: Counter[str] = totals["severity"].copy()
     by_rule: Counter[str] = totals["rule"].copy()
+    hidden_by: Counter[str] = _HIDDEN.get(memo, Counter()).copy()  # path -> findings memtui.toml hid
     adjust = settings.adjust
     changed: set[str] = set()
     local = memo.local
@@ -702,6 +799,11 @@ def field_findings(
         found = sorted(
             (f for f in map(adjust, (f for part in parts for f in part)) if f is not None), key=finding_sort_key
         )
+        hidden = sum(map(len, parts)) - len(found)
+        if hidden:
+            hidden_by[path] = hidden
+        else:
+            hidden_by.pop(path, None)
         for finding in found:
             by_severity[finding.severity] += 1
             by_rule[finding.rule] += 1
@@ -754,7 +856,8 @@ def field_findings(
     by_severity = +by_severity  # no zero counts
     by_rule = +by_rule
     memo.totals = {"by_path": by_path, "severity": by_severity, "rule": by_rule}
-    return FieldFindings(by_path, dict(by_severity), dict(by_rule), changed, moved is not None)
+    _HIDDEN[memo] = hidden_by
+    return FieldFindings(by_path, dict(by_severity), dict(by_rule), changed, moved is not None, sum(hidden_by.values()))
 
 
 def page_findings(field: Field, info: PageInfo) -> list[Finding]:
@@ -767,15 +870,22 @@ def page_findings(field: Field, info: PageInfo) -> list[Finding]:
 
 def check_page(field: Field, path: str) -> list[Finding]:
     """Every finding about one page (what the page view shows beside it)."""
+    return check_page_counted(field, path)[0]
+
+
+def check_page_counted(field: Field, path: str) -> tuple[list[Finding], int]:
+    """``check_page``, and how many findings of the page ``memtui.toml`` hid: a page view
+    saying "none" must say "none, N hidden by memtui.toml" when the field's own file hid them."""
     info = field.pages.get(path)
     if info is None:
-        return []
+        return [], 0
     findings = check_page_local(info) + _link_findings(field, info) + _history_findings(field, {path})
     if path in index_pages(field):
         findings.extend(_memory_findings(field, path))
     findings.extend(f for f in field.reader.checks(_Single(field, info)) if f.path == path)
     findings.extend(claim_findings(field, {path}))
-    return sort_findings(rule_settings(field).apply(findings, {rule.id: rule.severity for rule in _RULES}))
+    kept = rule_settings(field).apply(findings, {rule.id: rule.severity for rule in _RULES})
+    return sort_findings(kept), len(findings) - len(kept)
 
 
 class _Single:
@@ -803,7 +913,9 @@ def summarise(findings: Iterable[Finding], pages: int) -> dict[str, Any]:
     )
 
 
-def _summary(pages: int, by_severity: Counter[str], by_rule: Counter[str], pages_with_findings: int) -> dict[str, Any]:
+def _summary(
+    pages: int, by_severity: Counter[str], by_rule: Counter[str], pages_with_findings: int, hidden: int = 0
+) -> dict[str, Any]:
     return {
         "pages": pages,
         "errors": by_severity.get(ERROR, 0),
@@ -811,6 +923,7 @@ def _summary(pages: int, by_severity: Counter[str], by_rule: Counter[str], pages
         "info": by_severity.get(INFO, 0),
         "by_rule": dict(sorted(by_rule.items())),
         "pages_with_findings": pages_with_findings,
+        "hidden_by_settings": hidden,  # findings memtui.toml switched off or ignored
     }
 
 
@@ -829,6 +942,11 @@ class FindingTally:
         self.by_rule: Counter[str] = Counter()
         self.paths: set[str] = set()
         self._first: dict[str, list[Finding]] = {}
+        self.hidden = 0  # findings memtui.toml switched off or ignored (``check_field(hidden=...)``)
+
+    def hide(self, finding: Finding) -> None:
+        """Count a finding ``memtui.toml`` hid: every count says how many it hid."""
+        self.hidden += 1
 
     def add(self, finding: Finding) -> None:
         self.by_severity[finding.severity] += 1
@@ -849,8 +967,8 @@ class FindingTally:
         return min(self._first[rule], key=finding_sort_key).severity
 
     def summary(self, pages: int) -> dict[str, Any]:
-        """What ``summarise`` says of the same findings."""
-        return _summary(pages, self.by_severity, self.by_rule, len(self.paths))
+        """What ``summarise`` says of the same findings, with how many ``memtui.toml`` hid."""
+        return _summary(pages, self.by_severity, self.by_rule, len(self.paths), self.hidden)
 
 
 def findings_by_path(findings: Iterable[Finding]) -> dict[str, list[Finding]]:

@@ -8,8 +8,10 @@ The question an auditor asks first is which facts are the agent's own ideas
 presented as the user's decisions. A claim is *promoted* when the same claim
 (same text after folding case, whitespace, the tag, citations and a trailing
 provenance) had a weaker tag in an earlier version: an earlier page of its
-supersede chain, a struck line of the same page, or the page's previous git
-revision. Strength: suggested < inferred < observed < stated.
+supersede chain, a struck line of the same page, the page's previous git
+revision, or in a git field any version of any page in the last ``EVER_COMMITS``
+commits (the weakest tag it ever had: one more commit, an uncommitted edit or a
+move to another page does not hide it). Strength: suggested < inferred < observed < stated.
 
 ``page_claims`` reads one page version (cached by content hash: a page is read
 for its claims once); ``field_claims`` puts every page's claims in the field's
@@ -117,8 +119,11 @@ class Claim(NamedTuple):
 
     @property
     def status(self) -> str:
-        """``superseded`` when its line is struck or its page is no longer current, else ``current``."""
-        return "current" if self.line_status == CURRENT_LINE and self.page_status == "current" else "superseded"
+        """``superseded`` when its line is struck or its page is no longer current; ``unrecorded``
+        when its page's format records no status (never shown as current); else ``current``."""
+        if self.line_status != CURRENT_LINE or self.page_status in ("superseded", "stale"):
+            return "superseded"
+        return "unrecorded" if self.page_status == "unrecorded" else "current"
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -334,6 +339,9 @@ class Earlier:
     sources: frozenset[str]
 
 
+_NOTHING_EARLIER: Mapping[str, Earlier] = {}
+
+
 def _remember(table: dict[str, Earlier], key: str, tag: str, sources: Iterable[str]) -> None:
     if not key:
         return
@@ -374,8 +382,9 @@ def page_claims_in_context(field: Field, path: str, *, git: bool = True) -> list
     return [claim for claim in field_claims(field, git=git) if claim.path == path]
 
 
-# What a page's claims were put in context with: its version, the versions of the pages it
-# (transitively) replaced, its status, its trust, the claims of its previous git revision.
+# What a page's claims were put in context with: its version, the versions of the pages of its
+# supersede component when it replaced any (``_ComponentVersions``: one tuple its pages share), its
+# status, its trust, the claims of its previous git revision.
 ClaimInputs = tuple[PageInfo, tuple["PageInfo | None", ...], str, str, "list[LineClaim] | None"]
 # A page's entry in ``KeptClaims``: (inputs, claims in context), or (page version,) and None
 # for a page without claims.
@@ -442,21 +451,21 @@ def _field_claims(field: Field, *, git: bool) -> list[Claim]:
     pages = field.pages
     lines: dict[str, list[LineClaim]] = {path: page_claims(field, path) for path in pages}
     previous = _previous_revisions(field, [path for path, claims in lines.items() if claims]) if git else {}
+    ever = _git_ever(field) if git else _NOTHING_EARLIER
     out: list[Claim] = []
+    chains = _EarlierVersions(history, pages, lines)
     for path, claims in lines.items():
         if claims:
-            older = _predecessors(history, path)
             out.extend(
                 _page_in_context(
                     path,
                     claims,
                     pages[path],
-                    older,
-                    lines,
-                    pages,
+                    chains.get(path),
                     previous.get(path) or [],
                     history.status.get(path, "current"),
                     field.trust(path),
+                    ever,
                 )
             )
     _save_when_due(cache_dir, pages)
@@ -484,9 +493,11 @@ def _kept_claims(field: Field, git: bool, per_page: KeptClaims, moved: MovedPage
     pages = field.pages
     history = field.history
     head = _git_head(field) if git else None
-    if head != per_page.head:
-        moved = None  # every page's previous revision may be another one
+    new_head = head != per_page.head
+    if new_head:
+        moved = None  # every page's previous revision, and the tags its claims ever had, may be others
         per_page.head = head
+    ever = _git_ever(field, head) if head is not None else _NOTHING_EARLIER
     if moved is None:
         for gone in [path for path in per_page if path not in pages]:
             del per_page[gone]
@@ -530,6 +541,8 @@ def _kept_claims(field: Field, git: bool, per_page: KeptClaims, moved: MovedPage
         with_claims.append(path)
     previous = _previous_revisions(field, with_claims, head) if head is not None else {}
     lines = _Lines(field, read)
+    chains = _EarlierVersions(history, pages, lines)
+    versions = _ComponentVersions(history, pages)
     trust_of = field.trust
     for path in with_claims:
         held = per_page.get(path)
@@ -540,29 +553,59 @@ def _kept_claims(field: Field, git: bool, per_page: KeptClaims, moved: MovedPage
             # (a page in with_claims was either put in context afresh or kept with its claims' inputs)
             inputs = cast(ClaimInputs, held[0])
             if (
-                inputs[2] == status
+                not new_head
+                and inputs[2] == status
                 and inputs[3] == trust
                 and inputs[4] is before
-                and (
-                    not replaces.get(path)
-                    and not inputs[1]
-                    or _same_inputs(
-                        inputs, (inputs[0], _versions(pages, _predecessors(history, path)), status, trust, before)
-                    )
-                )
+                and (not replaces.get(path) and not inputs[1] or versions.same(inputs[1], versions.of(path)))
             ):
                 continue
         info = pages[path]
-        older = _predecessors(history, path)
-        mine = _page_in_context(path, lines.get(path, []), info, older, lines, pages, before or [], status, trust)
-        per_page[path] = ((info, _versions(pages, older), status, trust, before), mine)
+        mine = _page_in_context(path, lines.get(path, []), info, chains.get(path), before or [], status, trust, ever)
+        per_page[path] = ((info, versions.of(path), status, trust, before), mine)
         if redone is not None:
             redone.add(path)
     return redone
 
 
-def _versions(pages: Mapping[str, PageInfo], paths: list[str]) -> tuple[PageInfo | None, ...]:
-    return tuple(pages.get(p) for p in paths)
+class _ComponentVersions:
+    """The versions of every page of a page's supersede component: one tuple per component and
+    pass, shared by its pages, and compared with the one kept once per component.
+
+    Why (issue 40, hazard 16): a tuple of each page's transitive predecessors, made and compared
+    page by page, was O(n^2) time and memory on an n-version chain (1.5 s and 4.5 million
+    references at 3,000 versions, on every analysis). A change anywhere in the component puts
+    its pages in context again: more than needed for the pages before the change, never less.
+    """
+
+    def __init__(self, history: History, pages: Mapping[str, PageInfo]) -> None:
+        self._history = history
+        self._pages = pages
+        self._of: dict[str, tuple[PageInfo | None, ...]] = {}
+        self._same: dict[tuple[int, int], bool] = {}
+        self._compared: list[tuple[PageInfo | None, ...]] = []  # keeps the ids in ``_same`` valid
+
+    def of(self, path: str) -> tuple[PageInfo | None, ...]:
+        if not self._history.replaces.get(path):
+            return ()
+        found = self._of.get(path)
+        if found is None:
+            nodes = sorted(self._history.component(path))
+            found = tuple(self._pages.get(node) for node in nodes)
+            for node in nodes:
+                self._of[node] = found
+        return found
+
+    def same(self, held: tuple[PageInfo | None, ...], now: tuple[PageInfo | None, ...]) -> bool:
+        """Page versions compared by identity (a field's summaries are shared while unchanged)."""
+        if held is now:
+            return True
+        key = (id(held), id(now))
+        known = self._same.get(key)
+        if known is None:
+            known = self._same[key] = len(held) == len(now) and all(a is b for a, b in zip(held, now))
+            self._compared.append(held)
+        return known
 
 
 def each_page_in_context(field: Field, visit: Callable[[list[Claim]], None], *, git: bool = True) -> None:
@@ -596,7 +639,8 @@ def each_page_in_context(field: Field, visit: Callable[[list[Claim]], None], *, 
         if git
         else {}
     )
-    older_claims = _OlderClaims(field)
+    chains = _EarlierVersions(history, pages, _OlderClaims(field))
+    ever = _git_ever(field) if git else _NOTHING_EARLIER
 
     unsound: list[bool] = []
 
@@ -624,18 +668,16 @@ def each_page_in_context(field: Field, visit: Callable[[list[Claim]], None], *, 
         for sha, claims in entries():
             if claims:
                 for path in (first_path[sha], *more_paths.get(sha, ())):
-                    older = _predecessors(history, path)
                     visit(
                         _page_in_context(
                             path,
                             claims,
                             pages[path],
-                            older,
-                            older_claims,
-                            pages,
+                            chains.get(path),
                             previous.get(path) or [],
                             history.status.get(path, "current"),
                             field.trust(path),
+                            ever,
                         )
                     )
             yield sha, claims
@@ -683,41 +725,94 @@ class ClaimsByPath(Protocol):
     def get(self, path: str, default: list[LineClaim], /) -> list[LineClaim]: ...
 
 
-def _same_inputs(held: ClaimInputs, now: ClaimInputs) -> bool:
-    """Page versions compared by identity (a field's summaries are shared while unchanged)."""
-    return (
-        held[0] is now[0]
-        and len(held[1]) == len(now[1])
-        and all(a is b for a, b in zip(held[1], now[1]))
-        and held[2] == now[2]
-        and held[3] == now[3]
-        and held[4] is now[4]
-    )
+class _EarlierVersions:
+    """For each page: what each of its claims said on the pages it (transitively) replaced, the
+    weakest tag (the nearest version's on a tie) and its citations then.
+
+    A supersede component is walked once, when its first page is asked (``History.walk_older``),
+    reading each page's claims once; each page keeps only the entries of its own claims until it
+    is asked. A 1,000-version chain read every predecessor again for every version: 500,000
+    page reads, 35 s of ``memtui check``; now a chain costs O(n).
+    """
+
+    def __init__(self, history: History, pages: Mapping[str, PageInfo], lines: ClaimsByPath) -> None:
+        self._history = history
+        self._pages = pages
+        self._lines = lines
+        self._answers: dict[str, Mapping[str, Earlier]] = {}
+        self._walked: set[str] = set()
+
+    def get(self, path: str) -> Mapping[str, Earlier]:
+        if not self._history.replaces.get(path):
+            return _NOTHING_EARLIER
+        found = self._answers.pop(path, None)
+        if found is None:
+            if path in self._walked:  # asked twice: walk again (never happens in one pass)
+                self._walked.difference_update(self._history.component(path))
+            self._walk(path)
+            found = self._answers.pop(path, None)
+        return found if found is not None else _NOTHING_EARLIER
+
+    def _walk(self, path: str) -> None:
+        pages = self._pages
+        held: dict[str, list[LineClaim]] = {}  # the component's claims, for this walk only
+
+        def claims_of(page: str) -> list[LineClaim]:
+            found = held.get(page)
+            if found is None:
+                found = held[page] = self._lines.get(page, [])
+            return found
+
+        def add(older: str, table: dict[str, Any]) -> None:
+            info = pages.get(older)
+            sources = info.citation_sources if info else []
+            for claim in claims_of(older):
+                key, tag = claim.key, claim.tag
+                if key:
+                    known = table.get(key)
+                    if known is None or STRENGTH[tag] <= STRENGTH[known.tag]:  # (farther versions come first)
+                        table[key] = Earlier(tag, frozenset(_sources_of(claim, sources)))
+
+        def take(page: str, table: dict[str, Any]) -> None:
+            if page in self._walked:
+                return
+            mine = {key: table[key] for key in {claim.key for claim in claims_of(page)} if key in table}
+            self._answers[page] = mine if mine else _NOTHING_EARLIER  # (a page asked for twice: walked again)
+
+        self._walked |= self._history.walk_older(path, add, take)
 
 
 def _page_in_context(
     path: str,
     claims: list[LineClaim],
     info: PageInfo,
-    older: list[str],
-    lines: ClaimsByPath,
-    pages: Mapping[str, PageInfo],
+    older: Mapping[str, Earlier],
     before: list[LineClaim],
     status: str,
     trust: str,
+    ever: Mapping[str, Earlier] = _NOTHING_EARLIER,
 ) -> list[Claim]:
+    """``older``: what this page's claims said on the pages it replaced (``_EarlierVersions``);
+    ``before``: its previous git revision's; ``ever``: the weakest tag each claim had in the git
+    history, on any page (``_git_ever``)."""
     citation_sources = info.citation_sources
     earlier: dict[str, Earlier] = {}
     for claim in claims:
         if claim.struck:
             _remember(earlier, claim.key, claim.tag, _sources_of(claim, citation_sources))
-    for page in older:
-        older_info = pages.get(page)
-        older_sources = older_info.citation_sources if older_info else []
-        for claim in lines.get(page, []):
-            _remember(earlier, claim.key, claim.tag, _sources_of(claim, older_sources))
+    for key, then in older.items():
+        known = earlier.get(key)
+        if known is None or STRENGTH[then.tag] < STRENGTH[known.tag]:
+            earlier[key] = then
     for claim in before:
         _remember(earlier, claim.key, claim.tag, claim.sources)
+    if ever:
+        for claim in claims:
+            had = ever.get(claim.key)
+            if had is not None:
+                known = earlier.get(claim.key)
+                if known is None or STRENGTH[had.tag] < STRENGTH[known.tag]:
+                    earlier[claim.key] = had
     out: list[Claim] = []
     append = out.append
     new = tuple.__new__
@@ -781,19 +876,6 @@ def _save_when_due(cache_dir: Path | None, pages: Mapping[str, PageInfo], change
     _LAST_SAVE[key] = time.monotonic()
 
 
-def _predecessors(history: History, path: str) -> list[str]:
-    """Every page ``path`` (transitively) replaced, nearest first."""
-    seen: list[str] = []
-    todo = list(history.replaces.get(path, []))
-    while todo:
-        page = todo.pop(0)
-        if page in seen or page == path:
-            continue
-        seen.append(page)
-        todo.extend(history.replaces.get(page, []))
-    return seen
-
-
 # (field root, HEAD commit) -> path -> (content hash on disk, claims of the previous revision)
 _GIT_MEMO: dict[tuple[str, str], dict[str, tuple[str, list[LineClaim]]]] = {}
 
@@ -806,6 +888,50 @@ def _git_head(field: Field) -> str | None:
         return gitrepo.head(field.root)
     except gitrepo.GitError:
         return None
+
+
+# (field root, HEAD commit) -> claim key -> the weakest tag it had in the recent history
+_EVER_MEMO: dict[tuple[str, str], Mapping[str, Earlier]] = {}
+EVER_COMMITS = 200  # commits on HEAD looked at for the tags a claim ever had ...
+EVER_VERSIONS = 2000  # ... and at most this many page versions of them
+
+
+def _git_ever(field: Field, head: str | None = None) -> Mapping[str, Earlier]:
+    """For a git field: the weakest tag each claim had in any version of any page (not under
+    ``sessions/``: transcripts are evidence) in the last ``EVER_COMMITS`` commits on HEAD.
+
+    Why (issue 40, hazard 10): with the previous revision alone, one more commit after a
+    promotion, or an uncommitted edit, forgot it, and a claim moved to another page in a commit
+    was never seen. Remembered per HEAD commit: three git commands when HEAD moves."""
+    if head is None:
+        head = _git_head(field)
+        if head is None:
+            return _NOTHING_EARLIER
+    memo_key = (os.fspath(field.root), head)
+    found = _EVER_MEMO.get(memo_key)
+    if found is not None:
+        return found
+    try:
+        blobs = gitrepo.recent_page_blobs(
+            field.root, commits=EVER_COMMITS, max_blobs=EVER_VERSIONS, max_bytes=MAX_CLAIM_PAGE_BYTES
+        )
+    except gitrepo.GitError:
+        return _NOTHING_EARLIER
+    table: dict[str, Earlier] = {}
+    for path, data in blobs:
+        if path.startswith("sessions/"):
+            continue
+        sha = sha256_bytes(data)
+        claims = CACHE.get(sha)
+        if claims is None:
+            claims = claims_of_bytes(data)
+            CACHE.put(sha, claims)
+        for claim in claims:
+            _remember(table, claim.key, claim.tag, claim.sources)
+    if len(_EVER_MEMO) > 8:
+        _EVER_MEMO.clear()
+    _EVER_MEMO[memo_key] = table
+    return table
 
 
 def _previous_revisions(

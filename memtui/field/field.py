@@ -8,6 +8,7 @@ modification time have not changed, so re-opening a large field is stat-only.
 
 from __future__ import annotations
 
+import copy as copy_mod
 import fnmatch
 import operator
 import os
@@ -24,14 +25,13 @@ from typing import Any, Protocol
 from memtui.errors import FieldNotFoundError
 from memtui.field import page as page_mod
 from memtui.field import page_cache, trust
-from memtui.field.body import FENCE_RE as _FENCE_RE
-from memtui.field.body import mask_code_spans
+from memtui.field.body import lines_outside_fences, mask_code_spans
 from memtui.field.history import History, slug  # noqa: F401 - slug is part of this module's API
 from memtui.field.lookup import LookupTables, Tables, file_tables, lookup_key
 from memtui.field.page import PageInfo, clean_ref, read_page
 from memtui.field.shared_parts import PartPool
 from memtui.store import locations
-from memtui.store.files import read_bytes
+from memtui.store.files import read_bytes, sha256_bytes
 from memtui.store.gc_pause import no_cycle_collection
 
 READ_BATCH = 500
@@ -79,7 +79,37 @@ class Scope:
 
     def admits_hidden(self, rel: str) -> bool:
         """Is ``rel`` (a path under a hidden top-level folder) included?"""
-        return any(rel == item or (item.endswith("/") and rel.startswith(item)) for item in self.include)
+        return any(
+            rel == item or (item.endswith("/") and rel.startswith(item)) or _by_suffix(item, rel)
+            for item in self.include
+        )
+
+    def names_page(self, rel: str) -> bool:
+        """Is ``rel`` a page though its name does not end in ``.md``? Only where a dialect says so:
+        a file the scope names itself (Cursor's ``.cursorrules``), or a file with the suffix of a
+        ``FOLDER/**/*SUFFIX`` item under that folder (Cursor's ``.cursor/rules/**/*.mdc``). Never
+        an editor's scratch file."""
+        name = rel.rsplit("/", 1)[-1]
+        if is_scratch_name(name):
+            return False
+        return any(rel == item or _by_suffix(item, rel) for item in self.include)
+
+    @property
+    def names_pages(self) -> bool:
+        """Does any item make pages of files not named ``*.md`` (``names_page`` can say yes)?"""
+        return any(not item.endswith("/") and not item.endswith(".md") for item in self.include)
+
+
+_ANY_BELOW = "/**/*"
+
+
+def _by_suffix(item: str, rel: str) -> bool:
+    """Does the scope item ``FOLDER/**/*SUFFIX`` take ``rel`` (a file below FOLDER, named ``*SUFFIX``)?"""
+    folder, found, suffix = item.partition(_ANY_BELOW)
+    if not found or not suffix or not rel.startswith(folder + "/"):
+        return False
+    name = rel.rsplit("/", 1)[-1]
+    return name.endswith(suffix) and len(name) > len(suffix)
 
 
 PLAIN_SCOPE = Scope()
@@ -94,8 +124,8 @@ def is_page_path(path: str, scope: Scope = PLAIN_SCOPE) -> bool:
     if not all(parts) or any(part in locations.SKIPPED_DIRS for part in parts[:-1]):
         return False
     if parts[0].startswith(".") and (len(parts) == 1 or not scope.admits_hidden(path)):
-        return False
-    return is_page_name(parts[-1])
+        return len(parts) == 1 and scope.names_page(path)  # a root file a dialect names (.cursorrules)
+    return is_page_name(parts[-1]) or scope.names_page(path)
 
 
 @dataclass(slots=True)
@@ -104,6 +134,9 @@ class ScanEntry:
     size: int
     mtime_ns: int
     side: tuple[int, int] | None = None  # size and mtime of ``<stem>.json`` beside the page, if any
+    # Change time, inode, device (``page.stat_ident``): what the writer cannot set back, so a
+    # same-size rewrite with the old mtime restored is still seen as a change.
+    ident: tuple[int, int, int] | None = None
 
 
 @dataclass(slots=True)
@@ -146,6 +179,7 @@ def _scan_field(root: Path, scope: Scope) -> ScanResult:
     skipped: list[str] = []
     folders: dict[str, list[str]] = {}
     real_root = os.path.realpath(root)
+    other_pages = scope.names_pages  # (asked once: the test above runs for every file)
     stack = [("", os.fspath(root), False)]
     while stack:
         rel_dir, abs_dir, hidden = stack.pop()
@@ -168,6 +202,8 @@ def _scan_field(root: Path, scope: Scope) -> ScanResult:
                     if entry.is_file(follow_symlinks=False):
                         if is_page_name(name) and (not hidden or scope.admits_hidden(prefix + name)):
                             pages.append(entry)
+                        elif other_pages and (hidden or not rel_dir) and scope.names_page(prefix + name):
+                            pages.append(entry)  # a page by a dialect's word: .cursorrules, .cursor/rules/*.mdc
                         else:
                             others[name] = entry  # a sidecar of a page beside it, or an attachment
                             if not hidden:
@@ -219,7 +255,7 @@ def _scan_field(root: Path, scope: Scope) -> ScanResult:
                     side = (side_st.st_size, side_st.st_mtime_ns)
                 except OSError:
                     side = None
-            entries.append(ScanEntry(prefix + name, st.st_size, st.st_mtime_ns, side))
+            entries.append(ScanEntry(prefix + name, st.st_size, st.st_mtime_ns, side, page_mod.stat_ident(st)))
             names.append(name)
         if names:
             names.sort()
@@ -230,6 +266,20 @@ def _scan_field(root: Path, scope: Scope) -> ScanResult:
 
 
 _entry_path = operator.attrgetter("path")
+
+
+def _unkeyed(info: PageInfo) -> PageInfo:
+    """A racy page's summary as the cache keeps it: without its ident, so it never passes for
+    unchanged (the page is read again at the next load) while the cache still lists it."""
+    kept = copy_mod.copy(info)
+    kept.ident = None
+    return kept
+
+
+def _changed_ns(info: PageInfo) -> int:
+    """When the page last changed, as far as the writer cannot hide it: the later of its change
+    time and its mtime (the mtime alone when it was not read from disk)."""
+    return max(info.ident[0], info.mtime_ns) if info.ident is not None else info.mtime_ns
 
 
 class PageReader(Protocol):
@@ -358,6 +408,10 @@ class Field:
         self._read_at_ns: dict[str, int] = {}
         self._read_order: dict[str, int] = {}  # of the reads ``take_read`` installed (monotonic)
         self._cache_stale = False
+        # Pages whose summary came from the page cache, not from bytes read in this run: a ledger
+        # approval of one holds only once its bytes are read and hashed now (``_approval_holds``).
+        self._from_cache: set[str] = set()
+        self._approval_reads: dict[str, tuple[PageInfo, str]] = {}  # path -> (summary, sha256 read for it)
         self.cache_dir: Path | None = None  # where the page cache is (None: not cached)
 
     @property
@@ -438,14 +492,41 @@ class Field:
         field.skipped_dirs = result.skipped_dirs
         cached = page_cache.read_infos(cache_dir, signature=field.reader.signature) if use_cache else {}
         pending: list[ScanEntry] = []
+        rehashed = False
         for entry in result.entries:
-            info = page_cache.info_if_unchanged(cached.get(entry.path), entry.path, entry.size, entry.mtime_ns)
+            held = cached.get(entry.path)
+            info = page_cache.info_if_unchanged(held, entry.path, entry.size, entry.mtime_ns, entry.ident)
+            if info is None and held is not None and held.ident is None:
+                info = field._rehashed(held, entry)
+                rehashed = rehashed or info is not None  # the cache is written again with its ident
             if info is not None and side_matches(info, entry.side):
                 field.pages[entry.path] = info
+                field._from_cache.add(entry.path)
             else:
                 pending.append(entry)
-        field._cache_stale = len(cached) != len(field.pages)
+        field._cache_stale = rehashed or len(cached) != len(field.pages)
         return field, pending
+
+    def _rehashed(self, info: PageInfo, entry: ScanEntry) -> PageInfo | None:
+        """A summary cached without its ident (the page had just changed when it was read: racy)
+        taken again only if the bytes on disk now hash to the same sha256, as git re-hashes a
+        racy entry: a same-tick rewrite keeps every stat field, not the hash. None: read it."""
+        if not info.sha256 or info.path != entry.path or info.size != entry.size or info.mtime_ns != entry.mtime_ns:
+            return None
+        read_at = time.time_ns()
+        try:
+            found = read_bytes(os.path.join(self.page_root, *entry.path.split("/")), max_bytes=page_mod.MAX_PARSE_BYTES)
+        except OSError:
+            return None
+        if found is None:
+            return None
+        data, st = found
+        if st.st_size != info.size or st.st_mtime_ns != info.mtime_ns or sha256_bytes(data) != info.sha256:
+            return None
+        kept = copy_mod.copy(info)
+        kept.ident = page_mod.stat_ident(st)
+        self._note_read(entry.path, kept, read_at)
+        return kept
 
     def read_entries(self, entries: list[ScanEntry]) -> tuple[dict[str, PageInfo], list[str], dict[str, int]]:
         """Read and summarise pages. Touches no state, so it may run on another thread."""
@@ -465,6 +546,7 @@ class Field:
     def add_pages(self, pages: dict[str, PageInfo], vanished: list[str], read_at: dict[str, int]) -> None:
         """Second half of a load: take pages read by ``read_entries``."""
         self.pages.update(pages)
+        self._from_cache.difference_update(pages)
         for path, info in pages.items():
             self._note_read(path, info, read_at.get(path))
         self.vanished.extend(vanished)
@@ -483,22 +565,23 @@ class Field:
             return
         page_cache.write(
             self.cache_dir,
-            (info for info in self.pages.values() if not self._is_racy(info)),
+            (_unkeyed(info) if self._is_racy(info) else info for info in self.pages.values()),
             signature=self.reader.signature,
         )
 
     def _note_read(self, path: str, info: PageInfo | None, read_at_ns: int | None) -> None:
         """Remember when ``path`` was read, if ``_is_racy`` will need it (else forget an older reading)."""
-        if info is not None and read_at_ns is not None and info.mtime_ns >= read_at_ns - RACY_WINDOW_NS:
+        if info is not None and read_at_ns is not None and _changed_ns(info) >= read_at_ns - RACY_WINDOW_NS:
             self._read_at_ns[path] = read_at_ns
         else:
             self._read_at_ns.pop(path, None)
 
     def _is_racy(self, info: PageInfo) -> bool:
         """Was the page modified so shortly before it was read that a same-size rewrite
-        within the same timestamp tick would go unnoticed by the size+mtime test?"""
+        within the same timestamp tick would go unnoticed by the stat test? Measured on the change
+        time (``_changed_ns``): the mtime is the writer's to set back."""
         read_at = self._read_at_ns.get(info.path)
-        return read_at is not None and info.mtime_ns >= read_at - RACY_WINDOW_NS
+        return read_at is not None and _changed_ns(info) >= read_at - RACY_WINDOW_NS
 
     # ------------------------------------------------------------------ changes
     def refresh_page(self, path: str) -> str:
@@ -529,6 +612,7 @@ class Field:
         before = self.pages.get(path)
         self._note_read(path, info, read.read_at_ns)
         self._read_order[path] = read.order
+        self._from_cache.discard(path)
         if info is None:
             if before is None:
                 return "same"
@@ -542,7 +626,7 @@ class Field:
             and tuple(before.problems) == tuple(info.problems)  # a summary from elsewhere may hold a list
             and before.norm == info.norm
         ):
-            if before.mtime_ns != info.mtime_ns or before.side != info.side:
+            if before.mtime_ns != info.mtime_ns or before.side != info.side or before.ident != info.ident:
                 self.pages[path] = info  # summaries are never mutated in place (snapshots share them)
             return "same"
         self.pages[path] = info
@@ -569,6 +653,8 @@ class Field:
                 known is not None
                 and known.size == entry.size
                 and known.mtime_ns == entry.mtime_ns
+                and entry.ident is not None
+                and known.ident == entry.ident
                 and side_matches(known, entry.side)
             ):
                 continue
@@ -597,6 +683,8 @@ class Field:
         copy.generation = self.generation
         copy._read_at_ns = dict(self._read_at_ns)
         copy._read_order = dict(self._read_order)
+        copy._from_cache = set(self._from_cache)
+        copy._approval_reads = self._approval_reads  # shared: an entry holds for the summary it names
         copy.cache_dir = self.cache_dir
         return copy
 
@@ -655,7 +743,9 @@ class Field:
         self._lookup = tables
 
     def resolve(self, target: str, *, near: str | None = None) -> PageInfo | None:
-        """Find the page a reference means: path, id, title or alias, file stem.
+        """Find the page a reference means: path, id, file stem, title, then alias (a file's own
+        name outranks what a page says of itself: an agent's ``aliases: [Budget]`` or ``title:
+        Budget`` never takes ``[[Budget]]`` from ``Budget.md``; ``name_claims`` reports the clash).
 
         Names are compared after Unicode normalisation (NFC) and case folding,
         never after a lossy slug. ``near`` is the referring page's path: relative
@@ -676,15 +766,42 @@ class Field:
         if hit:
             return self.pages[hit]
         key = lookup_key(cleaned)
-        found = self._closest(tables["title"].get(key), near)
-        if found is None and "/" not in cleaned:
-            found = self._closest(tables["stem"].get(key.removesuffix(".md")), near)
-        elif found is None:
+        # A file's own name first: a title is what a page says of itself, as an alias is.
+        found = self._closest(tables["stem"].get(key.removesuffix(".md")), near) if "/" not in cleaned else None
+        if found is None:
+            found = self._closest(tables["title"].get(key), near)
+        if found is None and "/" in cleaned:
             # A partial path ("Sub/Note") names a page whose path ends with it.
             tail = key.removesuffix(".md")
             stems = tables["stem"].get(tail.rsplit("/", 1)[-1]) or []
             found = self._closest([p for p in stems if lookup_key(p)[:-3].endswith("/" + tail)], near)
+        if found is None:
+            # Last: a name a page gives itself (aliases:) never outranks a file's own name.
+            found = self._closest(tables["alias"].get(key), near)
         return self.pages[found] if found else None
+
+    def name_claims(self, target: str) -> dict[str, str]:
+        """Every page a link name ``target`` may mean, and how it claims it (``file name``,
+        ``title``, ``alias``, ``id``): more than one page is a finding (``link-ambiguous``),
+        so that no page takes a link from another unseen. Paths and partial paths are not names."""
+        cleaned = clean_ref(target).split("#", 1)[0].strip()
+        if not cleaned or "/" in cleaned:
+            return {}
+        tables = self._tables()
+        key = lookup_key(cleaned)
+        out: dict[str, str] = {}
+        for table, how, name in (
+            ("stem", "file name", key.removesuffix(".md")),
+            ("title", "title", key),
+            ("alias", "alias", key),
+        ):
+            for path in tables[table].get(name) or ():
+                out.setdefault(path, how)
+        for table, name in (("id", cleaned), ("id_folded", key)):
+            hit = tables[table].get(name)
+            if hit:
+                out.setdefault(hit, "id")
+        return out
 
     def reference_keys(self, target: str, *, near: str | None = None) -> frozenset[tuple[str, str]]:
         """Every ``(table, key)`` that ``resolve(target, near=near)`` may look up (more, never fewer),
@@ -696,7 +813,7 @@ class Field:
             return frozenset({("self", near)}) if near and "#" in target else frozenset()
         keys = {("path", lookup_key(candidate)) for candidate in self._path_candidates(cleaned, near)}
         key = lookup_key(cleaned)
-        keys.update({("id", cleaned), ("id_folded", key), ("title", key)})
+        keys.update({("id", cleaned), ("id_folded", key), ("title", key), ("alias", key)})
         if "/" not in cleaned:
             keys.add(("stem", key.removesuffix(".md")))
         else:
@@ -773,14 +890,42 @@ class Field:
         """Who approved exactly the bytes this page has now, in memtui's ledger ('' if nobody)."""
         info = self.pages.get(path)
         record = self.approvals.get(path)
-        if info is None or record is None or record[0] != info.sha256:
+        if info is None or record is None or not self._approval_holds(path, info, record[0]):
             return ""
         return record[1] or "a reviewer"
+
+    def _approval_holds(self, path: str, info: PageInfo, approved_sha: str) -> bool:
+        """Does the approval of ``approved_sha`` hold for ``info``? Only for the hash of bytes read in
+        this run: a summary from the page cache is keyed on the file's stat, and an approval shown
+        for bytes nobody approved is the one lie a review tool must not tell, so such a page's
+        bytes are read and hashed once (per summary) before its approval counts."""
+        if not approved_sha or approved_sha != info.sha256:
+            return False
+        if path not in self._from_cache:
+            return True  # this summary was made from bytes read in this run
+        held = self._approval_reads.get(path)
+        if held is None or held[0] is not info:
+            held = (info, self._sha256_now(path))
+            self._approval_reads[path] = held
+        return held[1] == approved_sha
+
+    def _sha256_now(self, path: str) -> str:
+        """The hash of the page's bytes as they are now ('' when they cannot be read whole)."""
+        data = self.page_overrides.get(path)
+        if data is None:
+            try:
+                found = read_bytes(os.path.join(self.page_root, *path.split("/")), max_bytes=page_mod.MAX_PARSE_BYTES)
+            except OSError:
+                return ""
+            if found is None:
+                return ""
+            data = found[0]
+        return sha256_bytes(data)
 
     def trust(self, path: str) -> str:
         info = self.pages[path]
         record = self.approvals.get(path)
-        approved = record is not None and record[0] == info.sha256  # bool(self.approved(path))
+        approved = record is not None and self._approval_holds(path, info, record[0])  # bool(self.approved(path))
         kept = self._trusts
         if kept is not None:
             held = kept.get(path)
@@ -846,18 +991,7 @@ class Field:
             text = (self.root / index).read_text("utf-8", "surrogateescape")
         except OSError:
             return found
-        fence = ""
-        for number, line in enumerate(text.splitlines(), start=1):
-            marker = _FENCE_RE.match(line)
-            if marker:
-                mark = marker.group(1)
-                if not fence:
-                    fence = mark
-                elif mark[0] == fence[0] and len(mark) >= len(fence):
-                    fence = ""
-                continue
-            if fence:
-                continue
+        for number, line in lines_outside_fences(text):
             line = mask_code_spans(line) if "`" in line else line
             for match in re.finditer(r"\]\(([^)\s]+\.md)(?:#[^)]*)?\)", line):
                 found.append((match.group(1), number))

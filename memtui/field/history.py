@@ -25,8 +25,8 @@ import functools
 import heapq
 import re
 import unicodedata
-from collections import defaultdict
-from collections.abc import Iterable
+from collections import defaultdict, deque
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
@@ -36,7 +36,14 @@ from memtui.field.page import PageInfo
 CURRENT = "current"
 SUPERSEDED = "superseded"
 STALE = "stale"
-STATUSES = (CURRENT, STALE, SUPERSEDED)
+# Nothing says whether the page still holds: its format keeps no status and no supersede
+# record, and the page declares none. Never shown as current (no default claims currency).
+UNRECORDED = "unrecorded"
+STATUSES = (CURRENT, STALE, SUPERSEDED, UNRECORDED)
+# Formats that record currency: a page is current unless its format's own record (a
+# successor's ``supersedes``, a sidecar's status) says otherwise. memtui's own format keeps
+# supersede chains; an aictx store's sidecars keep a status.
+CURRENCY_DIALECTS = frozenset({"memtui", "sidecar-store"})
 # Formats whose ``subject`` groups the versions of one fact (memtui's own).
 SUBJECT_DIALECTS = frozenset({"memtui"})
 _SLUG_RE = re.compile(r"[\W_]+")
@@ -151,7 +158,35 @@ def own_status(info: PageInfo, today: str) -> str:
     valid_to = _date(info.valid_to)
     if valid_to is not None and valid_to <= today:
         return SUPERSEDED
-    return CURRENT
+    if info.dialect in CURRENCY_DIALECTS or info.valid_to or info.supersedes or info.status_text():
+        return CURRENT  # the format, or the page itself, records currency
+    return UNRECORDED
+
+
+def age_evidence(info: PageInfo, now: _dt.datetime | None = None) -> tuple[str, str] | None:
+    """How old a page is, from the best evidence there is, and which evidence: its own
+    ``updated``/``created`` date (what the page says), else the file's modification time
+    (what the disk says; a copy or a checkout resets it). For pages whose format records no
+    status, this is all memtui can say about currency. None: no date at all."""
+    now = now or _dt.datetime.now(_dt.UTC)
+    for key in ("updated", "created"):
+        day = _date(getattr(info, key))
+        if day is not None:
+            return _ago((now.date() - _dt.date.fromisoformat(day)).days), f"{key}: {day} in the page"
+    if info.mtime_ns > 0:
+        written = _dt.datetime.fromtimestamp(info.mtime_ns / 1e9, _dt.UTC)
+        return _ago((now - written).days), f"file time {written:%Y-%m-%d}"
+    return None
+
+
+def _ago(days: int) -> str:
+    if days < 1:
+        return "today"
+    if days < 60:
+        return f"{days} day{'s' if days != 1 else ''} old"
+    if days < 730:
+        return f"{days // 30} months old"
+    return f"{days // 365} years old"
 
 
 def subject_group(info: PageInfo) -> tuple[str, str | None] | None:
@@ -423,6 +458,82 @@ class History:
                     seen.add(nxt)
                     todo.append(nxt)
         return seen
+
+    def predecessors(self, path: str) -> list[str]:
+        """Every page ``path`` (transitively) replaced, nearest first: O(pages reached), cycles included."""
+        seen: set[str] = {path}
+        order: list[str] = []
+        todo = deque(self.replaces.get(path, ()))
+        while todo:
+            page = todo.popleft()
+            if page in seen:
+                continue
+            seen.add(page)
+            order.append(page)
+            todo.extend(self.replaces.get(page, ()))
+        return order
+
+    def walk_older(
+        self,
+        path: str,
+        add: Callable[[str, dict[str, Any]], None],
+        take: Callable[[str, dict[str, Any]], None],
+    ) -> set[str]:
+        """Fold every page of ``path``'s supersede component over the pages it replaced, once.
+
+        ``take(page, table)`` is called once for each page of the component with a table that
+        ``add(older, table)`` filled from every page it (transitively) replaced, the farther ones
+        first (so ``add`` can let a nearer version win a tie); the table is only valid during the
+        call. Returns the component.
+
+        Why: a 1,000-version chain asked page by page ("what did the versions before this one
+        say?") re-read every predecessor for every version, O(n^2) reads; here a version takes
+        over the table of the one it replaced (when it is that one's only successor) and adds
+        that one's own entries: a chain costs O(n). A page replacing several (a merge), or
+        replaced by several (a fork), copies or rebuilds its table; pages in a supersede cycle
+        are rebuilt from their predecessors one by one.
+        """
+        nodes = self.component(path)
+        preds = {node: [p for p in dict.fromkeys(self.replaces.get(node, ())) if p in nodes] for node in nodes}
+        waiting = {node: len(older) for node, older in preds.items()}
+        users = {node: sum(1 for n in self.replaced_by.get(node, ()) if n in nodes) for node in nodes}
+        held: dict[str, dict[str, Any]] = {}
+        ready = deque(sorted(node for node, count in waiting.items() if count == 0))
+        done: set[str] = set()
+        while ready:
+            node = ready.popleft()
+            older = preds[node]
+            if len(older) == 1 and users[older[0]] == 1:
+                table = held.pop(older[0])  # its only successor: take its table over
+                add(older[0], table)
+            elif len(older) == 1:
+                table = dict(held[older[0]])
+                add(older[0], table)
+                users[older[0]] -= 1
+                if users[older[0]] == 0:
+                    del held[older[0]]
+            else:
+                table = {}
+                for page in reversed(self.predecessors(node)):  # a merge: farther first
+                    add(page, table)
+                for page in older:
+                    users[page] -= 1
+                    if users[page] == 0:
+                        held.pop(page, None)
+            take(node, table)
+            done.add(node)
+            if users[node]:
+                held[node] = table
+            for newer in sorted(n for n in self.replaced_by.get(node, ()) if n in nodes):
+                waiting[newer] -= 1
+                if waiting[newer] == 0:
+                    ready.append(newer)
+        for node in sorted(nodes - done):  # in a cycle, or replacing a page of one
+            table = {}
+            for page in reversed(self.predecessors(node)):
+                add(page, table)
+            take(node, table)
+        return nodes
 
     def subject_chain(self, subject: str) -> Chain:
         wanted = subject.strip().casefold()

@@ -1,6 +1,6 @@
 """The field's lookup tables (by path, file stem, title and alias, id), kept page by page.
 
-``Field.resolve`` finds the page a reference means through five tables whose keys are
+``Field.resolve`` finds the page a reference means through six tables whose keys are
 compared with ``lookup_key``. ``LookupTables`` keeps them for a set of pages and brings
 them up to date for the pages that changed: each page's entries, and for each entry the
 pages holding it (sorted), from which the entry's value is made (``table_value``). A
@@ -19,7 +19,10 @@ from typing import Any
 from memtui.field.page import PageInfo
 from memtui.store.gc_pause import no_cycle_collection
 
-PAGE_TABLES = ("id", "id_folded", "title", "stem", "path")
+# An alias is a name a page gives itself in its frontmatter: its own table, looked up after
+# every name a file holds by itself (its path, its file name), so that an agent's
+# ``aliases: [Budget]`` never takes ``[[Budget]]`` from ``Budget.md``.
+PAGE_TABLES = ("id", "id_folded", "title", "stem", "path", "alias")
 
 Entry = tuple[str, str]  # (table, key)
 Tables = dict[str, dict[str, Any]]
@@ -46,13 +49,14 @@ def table_entries(path: str, info: PageInfo) -> tuple[Entry, ...]:
     if title and title.strip():
         entries.append(("title", lookup_key(title.strip())))
     for name in info.aliases:
-        entries.append(("title", lookup_key(name.strip())))
+        if name.strip():
+            entries.append(("alias", lookup_key(name.strip())))
     return tuple(dict.fromkeys(entries))
 
 
 def table_value(table: str, paths: list[str]) -> Any:
     """What a lookup table holds for a key, from the pages holding it (sorted): an id names the
-    first page, a path the last one written in sorted order, a title or a stem every page."""
+    first page, a path the last one written in sorted order, a title, alias or stem every page."""
     if table == "path":
         return paths[-1]
     if table in ("id", "id_folded"):

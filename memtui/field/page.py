@@ -187,6 +187,10 @@ class PageInfo:
     dialect: str = "memtui"  # the format this page was read as
     norm: NormalPage = field(default_factory=lambda: NO_NORM)  # the dialect's reading (see the class docstring)
     side: list[Any] | None = None  # [path, size, mtime_ns] of a sidecar file read with the page
+    # (ctime_ns, inode, device) of the file when read (``stat_ident``); None for bytes not read from
+    # disk. Size and mtime are the writer's to set: a same-size rewrite with the old mtime put back
+    # must still read again, so a summary is reused only while this is also unchanged.
+    ident: tuple[int, int, int] | None = None
 
     __hash__ = None  # type: ignore[assignment]  # compared by value, as a dataclass is
 
@@ -615,7 +619,9 @@ def read_page_bytes(root: str | os.PathLike[str], path: str) -> tuple[PageInfo, 
     try:
         result = read_bytes(abspath, max_bytes=MAX_PARSE_BYTES)  # the size is checked before reading
     except FileTooLarge as exc:
-        return too_large_info(path, abspath, exc.size, exc.stat.st_mtime_ns), None
+        info = too_large_info(path, abspath, exc.size, exc.stat.st_mtime_ns)
+        info.ident = stat_ident(exc.stat)
+        return info, None
     except OSError as exc:
         reason = exc.strerror or str(exc)
         if exc.errno == errno.ELOOP:
@@ -633,4 +639,16 @@ def read_page_bytes(root: str | os.PathLike[str], path: str) -> tuple[PageInfo, 
     if result is None:
         return None
     data, st = result
-    return info_from_bytes(path, data, len(data), st.st_mtime_ns), data
+    info = info_from_bytes(path, data, len(data), st.st_mtime_ns)
+    info.ident = stat_ident(st)  # the stat of the descriptor, taken before the bytes were read
+    return info, data
+
+
+def stat_ident(st: os.stat_result) -> tuple[int, int, int]:
+    """What a writer cannot set about a file: its change time, inode and device.
+
+    Size and mtime are chosen by whoever writes (``os.utime``); the change time moves to
+    "now" on every write and every ``utime``, and a file replaced by a rename has a new
+    inode. With these in the key, bytes nobody read are never taken for the ones cached.
+    """
+    return (st.st_ctime_ns, st.st_ino, st.st_dev)

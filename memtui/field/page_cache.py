@@ -3,8 +3,10 @@
 Kept in the field's folder in the user cache (``pages.bin``). The field loads its
 pages through it (a re-open is stat-only), and the index builds from it: a page
 the field has already read is not parsed again by the index, which only needs
-its bytes for the words. A cached entry is used only while the file's size and
-modification time are the same; the index also compares the content hash.
+its bytes for the words. A cached entry is used only while the file's size, modification
+time, change time, inode and device are all the same (``PageInfo.ident``): size and mtime
+are the writer's to set (a same-size rewrite with ``os.utime`` putting the old mtime back),
+the change time, inode and device are not. The index also compares the content hash.
 
 The file (``store.signed_chunks``) is a JSON header line, then signed chunks of
 ``CHUNK`` page summaries in ``marshal`` form, one tuple of ``PageInfo``'s fields per page.
@@ -90,11 +92,13 @@ _TYPES: dict[str, tuple[type, ...]] = {
     "dialect": (str,),
     "norm": (dict,),
     "side": (list, type(None)),
+    "ident": (tuple, type(None)),
 }
 assert set(_TYPES) == set(FIELDS), "every PageInfo field needs a type here"
 _ROW_TYPES = tuple(_TYPES[name] for name in FIELDS)
 _PAIRS = tuple(FIELDS.index(name) for name in ("links", "embeds", "citations"))
 _NORM = FIELDS.index("norm")
+_IDENT = FIELDS.index("ident")
 
 
 def cache_path(cache_dir: Path) -> Path:
@@ -141,6 +145,9 @@ def _info(row: tuple[Any, ...]) -> PageInfo | None:
         for pair in row[index]:
             if type(pair) is not tuple or len(pair) != 2:
                 return None
+    ident = row[_IDENT]
+    if ident is not None and (len(ident) != 3 or any(type(part) is not int for part in ident)):
+        return None
     values = list(row)
     try:
         values[_NORM] = NormalPage.from_dict(row[_NORM])
@@ -149,9 +156,20 @@ def _info(row: tuple[Any, ...]) -> PageInfo | None:
     return PageInfo(*values)
 
 
-def info_if_unchanged(info: PageInfo | None, path: str, size: int, mtime_ns: int) -> PageInfo | None:
-    """The cached summary of ``path`` if it describes a file of this size and mtime."""
-    if info is not None and info.path == path and info.size == size and info.mtime_ns == mtime_ns:
+def info_if_unchanged(
+    info: PageInfo | None, path: str, size: int, mtime_ns: int, ident: tuple[int, int, int] | None
+) -> PageInfo | None:
+    """The cached summary of ``path`` if it describes a file of this size, mtime and ``ident``
+    (``page.stat_ident``: change time, inode, device, which the writer cannot set back).
+    A summary or a scan without an ident never matches: the page is read again."""
+    if (
+        info is not None
+        and ident is not None
+        and info.ident == ident
+        and info.path == path
+        and info.size == size
+        and info.mtime_ns == mtime_ns
+    ):
         return info
     return None
 

@@ -9,9 +9,14 @@
     untagged-claim = { severity = "off", paths = ["drafts/**"] }   # only under these paths
 
 An agent can write this file as easily as a page, so every surface that shows
-findings also says what the file changed ("3 rules changed by memtui.toml").
-A file that does not parse, or names an unknown rule or severity, changes
-nothing it cannot state clearly and is itself reported (``settings-invalid``).
+findings also says what the file changed ("3 rules changed by memtui.toml", and
+how many findings it hid). What rules apply is the reviewer's, not the field's:
+the safety rules (``SAFETY_RULES``: hidden or terminal-active characters,
+conflict markers, YAML aliases and duplicate keys, routing to untrusted pages,
+tag promotion) are never switched off, lowered or ignored by this file; a line
+that tries is refused and reported. A file that does not parse, or names an
+unknown rule or severity, changes nothing it cannot state clearly and is itself
+reported (``settings-invalid``).
 """
 
 from __future__ import annotations
@@ -28,6 +33,24 @@ from memtui.store.files import read_bytes
 SETTINGS_FILE = "memtui.toml"
 MAX_SETTINGS_BYTES = 64 * 1024
 OFF = "off"
+# Rules the field's own file cannot switch off, lower or ignore: each guards the reviewer
+# against the text an agent wrote (what it hides, what it routes to, what it launders).
+SAFETY_RULES = frozenset(
+    {
+        "control-chars",
+        "bidi-override",
+        "zero-width",
+        "conflict-markers",
+        "yaml-alias",
+        "frontmatter-duplicate-key",
+        "memory-untrusted-target",
+        "loaded-untrusted",
+        "tag-promoted",
+        "lookalike-tag",
+        "settings-invalid",
+    }
+)
+STRONGEST = "error"  # the one change the file may make to a safety rule: raise it to an error
 
 
 class RuleFinding(Protocol):
@@ -84,9 +107,14 @@ class RuleSettings:
             parts.append(f"{len(self.ignore)} path pattern{'s' if len(self.ignore) != 1 else ''} ignored")
         return "; ".join(parts)
 
+    @staticmethod
+    def hidden_note(hidden: int) -> str:
+        """What every count of findings adds when the file hid some ('' when none)."""
+        return f"{hidden:,} hidden by {SETTINGS_FILE}" if hidden else ""
+
     def describe(self) -> list[str]:
         lines = [change.describe() for change in self.changes]
-        lines.extend(f"ignored: {pattern}" for pattern in self.ignore)
+        lines.extend(f"ignored: {pattern} (the safety rules still apply there)" for pattern in self.ignore)
         return lines
 
     def apply(self, findings: list[F], severities: dict[str, str]) -> list[F]:
@@ -96,10 +124,12 @@ class RuleSettings:
         return [f for f in map(self.adjust, findings) if f is not None]
 
     def adjust(self, finding: F) -> F | None:
-        """The finding as the settings want it: its severity changed, or None when switched off or ignored."""
-        if finding.rule == "settings-invalid" or (not self.changes and not self.ignore):
+        """The finding as the settings want it: its severity changed, or None when switched off or
+        ignored. A safety rule's finding is never ignored (``load`` kept no change lowering one)."""
+        if not self.changes and not self.ignore:
             return finding
-        if self.ignore and _matches(finding.path, self.ignore):
+        safety = finding.rule in SAFETY_RULES
+        if self.ignore and not safety and _matches(finding.path, self.ignore):
             return None
         severity = finding.severity
         for change in self.changes:
@@ -174,6 +204,11 @@ def load(root: Path, known_rules: set[str], severities: tuple[str, ...]) -> Rule
                 continue
         if not isinstance(value, str) or value.lower() not in allowed:
             settings.problems.append(f"{rule}: {value!r} is not one of {', '.join(allowed)}")
+            continue
+        if rule in SAFETY_RULES and value.lower() != STRONGEST:
+            settings.problems.append(
+                f"{rule} = {value!r} refused: a safety rule is not switched off or lowered by the field's own file"
+            )
             continue
         settings.changes.append(RuleChange(rule, value.lower(), tuple(paths)))
     return settings

@@ -874,6 +874,6 @@ QUERY_FIELDS = {
     "valid_to": "valid_to",
     "updated": "updated",
 }
-STATUS_VALUES = ("current", "superseded", "stale", "quarantined", "unreviewed", "reviewed", "unknown")
+STATUS_VALUES = ("current", "superseded", "stale", "unrecorded", "quarantined", "unreviewed", "reviewed", "unknown")
 TRUST_VALUES = ("reviewed", "unreviewed", "quarantined", "unknown")
 TAG_VALUES = ("stated", "observed", "inferred", "suggested")

@@ -299,7 +299,11 @@ class IndexGeneration:
                     and known.side == doc.record.side
                     and known.norm == doc.record.norm
                 ):
-                    if known.size == doc.record.size and known.mtime_ns == doc.record.mtime_ns:
+                    if (
+                        known.size == doc.record.size
+                        and known.mtime_ns == doc.record.mtime_ns
+                        and known.ident == doc.record.ident
+                    ):
                         continue
                     plan.touched += 1  # same bytes, new mtime: store the new inputs, report nothing
                 else:
@@ -506,7 +510,9 @@ def read_all(
     total = len(entries)
     cached = page_cache.read_infos(page_cache_dir, signature=reader.signature) if page_cache_dir is not None else {}
     for number, entry in enumerate(entries, start=1):
-        known = page_cache.info_if_unchanged(cached.get(entry.path), entry.path, entry.size, entry.mtime_ns)
+        known = page_cache.info_if_unchanged(
+            cached.get(entry.path), entry.path, entry.size, entry.mtime_ns, entry.ident
+        )
         if known is not None and not side_matches(known, entry.side):
             known = None
         doc = read_page_doc(root, entry.path, known, reader=reader)

@@ -4,12 +4,12 @@ A generation's records (``records.PageRecord``: size, mtime, hash, the frontmatt
 history needs, status ...) are stored in the index itself, one pickled ``rec`` per
 document. Reading all of them back is most of a warm open: 0.2 s at 10,000 pages,
 about 2 s and hundreds of MB at 100,000, for a comparison with the folder that needs
-only each page's size, mtime and sidecar stamp.
+only each page's size, mtime, change time, inode, device and sidecar stamp.
 
 So a generation also keeps a **snapshot** (``memtui-records.json``) of those stamps,
 written when its records are all known and the index does not move under it (after a
 build, after the whole merge beside, when the writer closes): for each page its size,
-mtime and sidecar stamp, and the references of its ``supersedes``/``superseded_by``. It holds the Whoosh table-of-contents generation it
+mtime, ident (change time, inode, device: what the writer cannot set back) and sidecar stamp, and the references of its ``supersedes``/``superseded_by``. It holds the Whoosh table-of-contents generation it
 describes; a snapshot of another commit is not used (the records are read from the index
 as before). It is one of the generation's files, so the signed manifest vouches for it
 like any other.
@@ -31,14 +31,15 @@ from memtui.field.field import sidecar_unchanged
 from memtui.index.records import PageRecord
 
 SNAPSHOT_FILE = "memtui-records.json"
-SNAPSHOT_FORMAT = 2
+SNAPSHOT_FORMAT = 3  # 3: each page's ident (change time, inode, device) besides size and mtime
 
 
-Stamp = tuple[int, int, list[Any] | None]  # (size, mtime_ns, sidecar stamp as PageRecord.side holds it)
+# (size, mtime_ns, sidecar stamp as PageRecord.side holds it, ident as PageRecord.ident holds it)
+Stamp = tuple[int, int, list[Any] | None, tuple[int, int, int] | None]
 
 
 def stamp_of(record: PageRecord) -> Stamp:
-    return record.size, record.mtime_ns, record.side
+    return record.size, record.mtime_ns, record.side, record.ident
 
 
 def references_of(record: PageRecord) -> tuple[str, ...]:
@@ -134,16 +135,17 @@ class RecordTable(MutableMapping):
 
     # ------------------------------------------------------------------ without loading
     def stamp(self, path: str) -> Stamp | None:
-        """Size, mtime and the sidecar stamp the page was indexed with."""
+        """Size, mtime, the sidecar stamp and the ident the page was indexed with."""
         found = self._full.get(path)
         if found is not None:
-            return found.size, found.mtime_ns, found.side
+            return found.size, found.mtime_ns, found.side, found.ident
         return self._stubs.get(path)
 
     def compare(self, entries: Sequence) -> tuple[list[str], list[str]]:
         """The folder compared with the index, from scan entries (``field.ScanEntry``): the
-        paths whose size, mtime or sidecar differ from what was indexed or that were not
-        indexed, and the indexed paths the scan does not hold (removed)."""
+        paths whose size, mtime, ident (change time, inode, device: a same-size rewrite with the
+        old mtime put back still differs) or sidecar differ from what was indexed or that were
+        not indexed, and the indexed paths the scan does not hold (removed)."""
         full, stubs = self._full, self._stubs
         stub_of = stubs.get
         differ: list[str] = []
@@ -151,7 +153,7 @@ class RecordTable(MutableMapping):
         for entry in entries:
             path = entry.path
             record = full.get(path) if full else None
-            stamp = (record.size, record.mtime_ns, record.side) if record is not None else stub_of(path)
+            stamp = (record.size, record.mtime_ns, record.side, record.ident) if record is not None else stub_of(path)
             if stamp is None:
                 differ.append(path)
                 continue
@@ -160,6 +162,7 @@ class RecordTable(MutableMapping):
             if (
                 stamp[0] != entry.size
                 or stamp[1] != entry.mtime_ns
+                or (stamp[3] if len(stamp) > 3 else None) != entry.ident  # a stamp without one: read again
                 or (stamp[2] is not None and not sidecar_unchanged(stamp[2], entry.side))
             ):
                 differ.append(path)
@@ -224,6 +227,7 @@ def write_snapshot(gen_dir: Path, toc: int, table: RecordTable, write: Callable[
         "sizes": [stamp[0] for stamp in stamps],
         "mtimes": [stamp[1] for stamp in stamps],
         "sides": [stamp[2] for stamp in stamps],
+        "idents": [stamp[3] for stamp in stamps],
         "refs": refs,
     }
     write(gen_dir / SNAPSHOT_FILE, json.dumps(payload, separators=(",", ":")).encode())
@@ -245,16 +249,19 @@ def read_snapshot(gen_dir: Path, toc: int | None) -> tuple[dict[str, Stamp], dic
         return None
     if not isinstance(data, dict) or data.get("format") != SNAPSHOT_FORMAT or toc is None or data.get("toc") != toc:
         return None
-    paths, sizes, mtimes, sides, refs = (data.get(k) for k in ("paths", "sizes", "mtimes", "sides", "refs"))
+    paths, sizes, mtimes, sides, idents, refs = (
+        data.get(k) for k in ("paths", "sizes", "mtimes", "sides", "idents", "refs")
+    )
     if not (
         isinstance(paths, list)
+        and isinstance(idents, list)
         and isinstance(sizes, list)
         and isinstance(mtimes, list)
         and isinstance(sides, list)
         and isinstance(refs, dict)
     ):
         return None
-    if not len(paths) == len(sizes) == len(mtimes) == len(sides):
+    if not len(paths) == len(sizes) == len(mtimes) == len(sides) == len(idents):
         return None
     if not all(isinstance(path, str) for path in paths) or not all(s is None or type(s) is list for s in sides):
         return None
@@ -263,7 +270,14 @@ def read_snapshot(gen_dir: Path, toc: int | None) -> tuple[dict[str, Stamp], dic
         if not isinstance(targets, list) or not all(isinstance(t, str) for t in targets):
             return None
         references[path] = tuple(targets)
-    stamps = dict(zip(paths, zip(sizes, mtimes, sides)))
+    stamps = dict(zip(paths, zip(sizes, mtimes, sides, map(_ident, idents))))
     if len(stamps) != len(paths):
         return None  # a page listed twice
     return stamps, references
+
+
+def _ident(value: Any) -> tuple[int, int, int] | None:
+    """A snapshot's ident as a scan holds it (a tuple); None, so the page is read again, if it is not one."""
+    if type(value) is list and len(value) == 3 and all(type(part) is int for part in value):
+        return (value[0], value[1], value[2])
+    return None

@@ -38,6 +38,7 @@ from memtui.field.page import (
     MAX_PARSE_BYTES,
     PageInfo,
     decode,
+    stat_ident,
     too_large_info,
 )
 from memtui.field.shared_parts import LIST_FIELDS, PartPool
@@ -116,6 +117,7 @@ class StoredRecord(NamedTuple):
     norm: dict[str, Any]
     dialect: str
     side: list[Any] | None
+    ident: tuple[int, int, int] | None
 
 
 @dataclass(slots=True)
@@ -136,6 +138,9 @@ class PageRecord:
     norm: dict[str, Any] = field(default_factory=dict)  # the dialect's reading, light (NORM_KEYS)
     dialect: str = "memtui"
     side: list[Any] | None = None  # the sidecar read with the page (see PageInfo.side)
+    # Change time, inode, device of the file read (``page.stat_ident``): with size and mtime, what
+    # says the page is unchanged since it was indexed (the writer can set size and mtime back).
+    ident: tuple[int, int, int] | None = None
     _info: PageInfo | None = field(default=None, repr=False, compare=False)
 
     def to_stored(self) -> tuple[Any, ...]:
@@ -157,13 +162,20 @@ class PageRecord:
             return None
         if got.side is not None and not isinstance(got.side, list):
             return None
+        ident = got.ident
+        if ident is not None:
+            if not isinstance(ident, (tuple, list)) or len(ident) != 3 or any(type(p) is not int for p in ident):
+                return None
+            ident = (ident[0], ident[1], ident[2])  # a list when it came back from JSON
         try:
             successors = tuple(got.successors)
         except TypeError:
             return None
         values = got._asdict()
         values.update(
-            successors=successors, **{name: str(values[name]) for name in ("title", "trust", "status", "dialect")}
+            ident=ident,
+            successors=successors,
+            **{name: str(values[name]) for name in ("title", "trust", "status", "dialect")},
         )
         return cls(path, **values)
 
@@ -183,6 +195,7 @@ class PageRecord:
                 norm=NormalPage.from_dict(self.norm),
                 dialect=self.dialect,
                 side=self.side,
+                ident=self.ident,
                 key_lines=_NO_COUNTS,
                 tag_counts=_NO_COUNTS,
                 hazard_counts=_NO_COUNTS,
@@ -381,8 +394,9 @@ def read_bytes_safely(abspath: str, *, head: int | None = None) -> tuple[bytes, 
         return None
 
 
-def record_of(info: PageInfo, mtime_ns: int | None = None) -> PageRecord:
-    """The index's record of a page the field's reader read."""
+def record_of(info: PageInfo, mtime_ns: int | None = None, ident: tuple[int, int, int] | None = None) -> PageRecord:
+    """The index's record of a page the field's reader read (``mtime_ns`` and ``ident``: the stat
+    of the bytes indexed, when they were read here rather than by the field)."""
     return PageRecord(
         path=info.path,
         size=info.size,
@@ -396,6 +410,7 @@ def record_of(info: PageInfo, mtime_ns: int | None = None) -> PageRecord:
         norm=info.norm.to_dict(NORM_KEYS),
         dialect=info.dialect,
         side=info.side,
+        ident=ident if ident is not None else info.ident,
     )
 
 
@@ -407,6 +422,7 @@ def doc_from_bytes(
     *,
     root: Path | None = None,
     reader: PageReader = PLAIN_READER,
+    ident: tuple[int, int, int] | None = None,
 ) -> PageDoc:
     """What the index needs from a page's bytes. Never raises.
 
@@ -417,7 +433,7 @@ def doc_from_bytes(
     sha = sha256_bytes(data)
     if known is None or known.path != path or known.sha256 != sha or known.size != len(data):
         known = reader.from_bytes(root if root is not None else Path("."), path, data, mtime_ns)
-    record = record_of(known, mtime_ns)
+    record = record_of(known, mtime_ns, ident)
     if not known.parsed:
         return PageDoc(record, "", "", [])
     text, _ = decode(data)
@@ -447,7 +463,9 @@ def read_page_doc(
     try:
         result = read_bytes(abspath, max_bytes=MAX_PARSE_BYTES)
     except FileTooLarge as exc:
-        return too_large_doc(path, abspath, exc.size, exc.stat.st_mtime_ns)
+        doc = too_large_doc(path, abspath, exc.size, exc.stat.st_mtime_ns)
+        doc.record.ident = stat_ident(exc.stat)
+        return doc
     except OSError:
         return None  # ELOOP (a symlink), EACCES, ENXIO (a socket), not a regular file ...
     if result is None:
@@ -455,7 +473,7 @@ def read_page_doc(
     data, st = result
     if known is not None and not side_matches(known, _side_stat(root, path)):
         known = None  # the sidecar changed since the field read the page
-    return doc_from_bytes(path, data, st.st_mtime_ns, known, root=root, reader=reader)
+    return doc_from_bytes(path, data, st.st_mtime_ns, known, root=root, reader=reader, ident=stat_ident(st))
 
 
 def too_large_doc(path: str, abspath: str, size: int, mtime_ns: int) -> PageDoc:

@@ -1006,7 +1006,7 @@ def rank(record: PageRecord) -> float:
     """What a page's own state does to its score (the text's match is scored apart): the one
     place a ranking signal read from the page's record goes."""
     factor = 1.0
-    if record.status != "current":
+    if record.status in ("superseded", "stale"):  # "unrecorded": nothing known either way
         factor *= SUPERSEDED_FACTOR
     if record.trust == "quarantined":
         factor *= QUARANTINED_FACTOR
@@ -1212,20 +1212,21 @@ def _first_line(body: str) -> str:
     return ""
 
 
-_BODIES: OrderedDict[tuple[str, int, int], tuple[str, int]] = OrderedDict()
+_BODIES: OrderedDict[tuple[str, int, int, int, int, int], tuple[str, int]] = OrderedDict()
 _BODIES_KEPT = 256
 _bodies_lock = threading.Lock()
 
 
 def page_body(root: Path, path: str) -> str | None:
-    """A page's body text (after the frontmatter), cached by path, size and mtime."""
+    """A page's body text (after the frontmatter), cached by path and stat (``body_and_line``)."""
     found = body_and_line(root, path)
     return found[0] if found is not None else None
 
 
 def body_and_line(root: Path, path: str, *, st: os.stat_result | None = None) -> tuple[str, int] | None:
     """A page's body text and the line of the file it starts on (1-based), cached by path,
-    size and mtime; only the first ``SNIPPET_READ_BYTES`` of a page are read (``st``: its
+    size, mtime, change time, inode and device (the writer sets size and mtime back at will: a
+    same-size rewrite must not show the old text as the snippet); only the first ``SNIPPET_READ_BYTES`` of a page are read (``st``: its
     stat, when the caller has just made it)."""
     abspath = os.path.join(root, path)
     if st is None:
@@ -1233,7 +1234,7 @@ def body_and_line(root: Path, path: str, *, st: os.stat_result | None = None) ->
             st = os.stat(abspath, follow_symlinks=False)
         except OSError:
             return None
-    key = (abspath, st.st_size, st.st_mtime_ns)
+    key = (abspath, st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino, st.st_dev)
     with _bodies_lock:
         found = _BODIES.get(key)
         if found is not None:

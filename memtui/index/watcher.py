@@ -99,7 +99,7 @@ def relevant(rel: str, is_dir: bool, scope: Scope = PLAIN_SCOPE) -> bool:
             return False
     if is_scratch_name(parts[-1]):
         return False
-    return is_dir or parts[-1].endswith((".md", ".json"))
+    return is_dir or parts[-1].endswith((".md", ".json")) or scope.names_page(rel)  # .mdc, .cursorrules
 
 
 # ---------------------------------------------------------------------- debouncing

@@ -46,7 +46,7 @@ def file_row(loaded: LoadedFile, colours: Colours, *, path_width: int = PATH_WID
     path = visible(loaded.path)
     text.append(path.ljust(path_width) + " ", style="bold" if loaded.loaded == ALWAYS else "")
     if not loaded.exists:
-        text.append("missing", style=colours.get("warning", ""))
+        text.append(f"{'missing':>21}  ", style=colours.get("warning", ""))
     else:
         text.append(f"{size_text(loaded.bytes):>9} {plural(loaded.lines, 'line'):>11}  ", style="dim")
     reason = loaded.how + (f" ({loaded.pattern})" if loaded.pattern else "")

@@ -11,7 +11,7 @@ from typing import NamedTuple
 
 from memtui.field import trust as trust_mod
 from memtui.field.checks import ERROR, INFO, WARNING
-from memtui.field.history import CURRENT, STALE, SUPERSEDED
+from memtui.field.history import CURRENT, STALE, SUPERSEDED, UNRECORDED
 
 PENDING = "pending"  # listed, not read yet (or not analysed yet: never shown as current)
 
@@ -42,6 +42,7 @@ STATUS: dict[str, Glyph] = {
     CURRENT: Glyph("●", "current", "success"),
     SUPERSEDED: Glyph("↷", "superseded", "secondary"),
     STALE: Glyph("⌛", "stale", "warning"),
+    UNRECORDED: Glyph("○", "no status recorded", "secondary"),
     PENDING: Glyph("…", "not analysed yet", "secondary"),
 }
 # The page list's state badges: short words, the same glyphs as above. "errors" and
@@ -52,6 +53,7 @@ BADGES: dict[str, Glyph] = {
     "unknown": Glyph("?", "norev", "secondary"),
     "superseded": Glyph("↷", "old", "secondary"),
     "stale": Glyph("⌛", "stale", "warning"),
+    "unrecorded": Glyph("○", "nostat", "secondary"),
     "errors": Glyph("✖", "errors", "error"),
     "warnings": Glyph("▲", "warnings", "warning"),
     "proposal": Glyph("✎", "prop", "accent"),

@@ -1,7 +1,7 @@
 """Change several pages as one step: all of them or none, even across a crash.
 
 ``apply_atomically(root, writes, ...)`` is how a proposal is approved or
-reverted, and how a quarantined page is approved:
+reverted, and how a quarantined page is approved or rejected:
 
 1. every page is checked first (path confined to the field, bytes on disk still
    the ``before`` hash, a destination free); nothing is written if one fails;
@@ -33,6 +33,19 @@ decision about exactly those pages). Anything else in ``.memtui/journal/`` (a
 forged approval, a damaged file) is reported as needing attention and left
 where it is; it is never replayed into the ledger and never rolls pages back.
 
+A journal is also good for one use only. A signed copy taken while a change
+was applying, put back after it, would otherwise roll an approval (or an
+undo) back while the ledger still records it. So the signed body names the
+field (``field``: ``signing.field_id``) and when it was made (``created``), the
+decision it records ends it once it is in the ledger (the same line, whatever
+commit it names), and memtui keeps the journals it has open for each field outside the
+field (``signing.write_record``, kind ``journals``): a journal is registered
+before it is written and struck off once it is finished or rolled back.
+Recovery acts only on a registered journal of this field whose decision is not
+in the ledger yet (or, marked committed, whose own line is: the crash came
+between the ledger line and removing the journal); any other is reported as a
+replay and left alone.
+
 A lock file (``.memtui/journal/.lock``, ``flock``) keeps two memtui processes
 from applying at once and keeps recovery away from a change still in progress.
 Every file here is reached without following links (``store.state``).
@@ -47,6 +60,7 @@ committed.
 from __future__ import annotations
 
 import contextlib
+import datetime as _dt
 import json
 import os
 import re
@@ -67,7 +81,8 @@ ARCHIVE_DIR = "archive"
 LOCK_FILE = ".lock"
 CRASH_ENV = "MEMTUI_TEST_CRASH"
 CRASH_EXIT_CODE = 86
-JOURNAL_VERSION = 1
+JOURNAL_VERSION = 2  # 2: field and created in the body, registered while open (one use)
+OPEN_RECORD = "journals"  # the kind of the record of open journals (``signing.record_path``)
 TXN_TRAILER = "Memtui-Txn"
 PHASES = ("applying", "committed")
 _TXN_RE = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{6}Z-[0-9a-f]{8}")
@@ -192,6 +207,42 @@ def _write_journal(root: Path, name: str, data: dict[str, Any]) -> None:
     state.write(root, JOURNAL_DIR, name, data=json.dumps(signed, indent=1, sort_keys=True).encode("utf-8"))
 
 
+def _open_txns(root: Path) -> tuple[list[str], str | None]:
+    """The journals memtui has open for this field (registered, not yet finished), and a problem."""
+    body, problem = signing.read_record(root, OPEN_RECORD)
+    found = body.get("open") if body is not None else []
+    if not isinstance(found, list) or not all(isinstance(t, str) for t in found):
+        return [], "the record of open journals is damaged"
+    return list(found), problem
+
+
+def _register(root: Path, txn: str) -> None:
+    """Record, outside the field, that journal ``txn`` is open (called under the field lock)."""
+    found, _ = _open_txns(root)
+    try:
+        signing.write_record(root, OPEN_RECORD, {"open": sorted(set(found) | {txn})})
+    except OSError as exc:
+        raise MemtuiError(
+            f"cannot record the change about to be made: {exc.strerror or exc}",
+            f"memtui keeps its record of open changes in {signing.record_path(root, OPEN_RECORD)}: "
+            "make that folder writable; nothing was changed",
+        ) from None
+
+
+def _strike_off(root: Path, txn: str) -> None:
+    """Journal ``txn`` is finished or rolled back: no copy of it may be acted on again."""
+    found, _ = _open_txns(root)
+    if txn in found:
+        signing.write_record(root, OPEN_RECORD, {"open": [t for t in found if t != txn]})
+
+
+def _end(root: Path, name: str, txn: str) -> None:
+    """Remove a journal that has done its work, then strike it off (a crash between leaves a
+    registered txn without a journal: harmless)."""
+    state.unlink(root, JOURNAL_DIR, name)
+    _strike_off(root, txn)
+
+
 def _maybe_crash(point: str) -> None:
     """Test hook: die without cleanup at ``point`` when ``$MEMTUI_TEST_CRASH`` names it."""
     if os.environ.get(CRASH_ENV) == point:
@@ -294,6 +345,9 @@ def apply_atomically(
         journal: dict[str, Any] = {
             "version": JOURNAL_VERSION,
             "txn": txn,
+            "field": signing.field_id(root),
+            "created": _dt.datetime.now(_dt.UTC).isoformat(),
+            "ledger_bytes": ledger.size(root),  # its decision can only be after this
             "label": label,
             "phase": "applying",
             "git": git,
@@ -302,6 +356,7 @@ def apply_atomically(
             "pages": pages,
             "ledger": entry.to_json(),
         }
+        _register(root, txn)  # first: a journal nobody registered is never acted on
         _write_journal(root, name, journal)
         # 3.-4. write the pages, commit
         done = 0  # pages finished; a page that failed was left as it was (a moved one may need moving back)
@@ -337,7 +392,7 @@ def apply_atomically(
             problems = _roll_back(root, dict(journal, pages=pages[:done]))
             if not problems:
                 with contextlib.suppress(OSError):
-                    state.unlink(root, JOURNAL_DIR, name)
+                    _end(root, name, txn)
             if isinstance(exc, OSError):
                 raise MemtuiError(
                     f"could not write the change: {exc.strerror or exc}",
@@ -352,7 +407,7 @@ def apply_atomically(
         journal["ledger"] = entry.to_json()
         _write_journal(root, name, journal)
         ledger.append(root, entry)
-        state.unlink(root, JOURNAL_DIR, name)
+        _end(root, name, txn)
     return ApplyResult(txn, pages, commit, entry)
 
 
@@ -419,6 +474,11 @@ def journal_problems(journal: dict[str, Any], name: str) -> list[str]:
     txn = journal.get("txn")
     if not isinstance(txn, str) or not _TXN_RE.fullmatch(txn) or name != f"{txn}.json":
         problems.append(f"journal {name}: the transaction id does not match the file")
+    at = journal.get("ledger_bytes")
+    if not isinstance(journal.get("field"), str) or not isinstance(journal.get("created"), str):
+        problems.append(f"journal {name}: it does not name its field and time")
+    if not isinstance(at, int) or isinstance(at, bool) or at < 0:
+        problems.append(f"journal {name}: it does not say where the ledger ended")
     if not isinstance(journal.get("label"), str):
         problems.append(f"journal {name}: no label")
     if journal.get("phase") not in PHASES:
@@ -465,9 +525,58 @@ def _page_problems(item: dict[str, Any], name: str) -> list[str]:
     return []
 
 
+def _decision(value: Any) -> dict[str, Any]:
+    """A decision as the ledger records it, without the commit (a journal applying has none yet)."""
+    return {key: item for key, item in ledger.LedgerEntry.from_json(value).to_json().items() if key != "commit"}
+
+
+def _recorded(root: Path, journal: dict[str, Any]) -> ledger.LedgerEntry | None:
+    """The verified ledger line of this journal's decision, if it is there (the journal is then spent).
+
+    Only lines after the ledger's end when the journal was made count: an identical earlier
+    decision (the same approval, undone and made again within the second) is not this one.
+    """
+    wanted = _decision(journal["ledger"])
+    return next(
+        (
+            e
+            for e in ledger.read(root).entries
+            if e.offset >= journal["ledger_bytes"] and _decision(e.to_json()) == wanted
+        ),
+        None,
+    )
+
+
+def _replay_problem(root: Path, journal: dict[str, Any], name: str, open_txns: list[str]) -> str | None:
+    """Why this (signed, well formed) journal must not be acted on again; None when it is live."""
+    txn = journal["txn"]
+    made = one_line(str(journal.get("created")), 40)
+    if journal.get("field") != signing.field_id(root):
+        return (
+            f"journal {name} (made {made}) belongs to another field: a copy, replayed here; "
+            "not acted on; look at it, then delete it"
+        )
+    decided = _recorded(root, journal)
+    if decided is not None and not (journal["phase"] == "committed" and txn in open_txns):
+        return (
+            f"journal {name} (made {made}) was already used: its decision is in the ledger "
+            f"({one_line(decided.action)} {one_line(decided.target)} by {one_line(decided.who)}, {one_line(decided.ts)}); "
+            "a replayed copy, not acted on; look at it, then delete it"
+        )
+    if txn not in open_txns:
+        return (
+            f"journal {name} (made {made}) is not one memtui has open for this field: it was already "
+            "finished or rolled back (a replayed copy), or memtui's record of open journals was lost; "
+            "not acted on; look at it, then delete it"
+        )
+    return None
+
+
 def _recover_locked(root: Path) -> list[Recovery]:
     results = []
-    for path in pending_journals(root):
+    journals = pending_journals(root)
+    open_txns, record_problem = _open_txns(root) if journals else ([], None)
+    for path in journals:
         name = path.name
         journal, problems = _load(root, name)
         if journal is None:
@@ -476,6 +585,11 @@ def _recover_locked(root: Path) -> list[Recovery]:
             continue  # never acted on: left where it is
         txn = journal["txn"]
         label = journal["label"]
+        replay = _replay_problem(root, journal, name, open_txns)
+        if replay is not None:
+            extra = [f"the record of open journals cannot be used: {record_problem}"] if record_problem else []
+            results.append(Recovery(txn, one_line(label), "needs-attention", [replay, *extra]))
+            continue  # never acted on: left where it is
         commit = _commit_made(root, journal)
         if journal["phase"] == "committed" or commit is not None:
             entry = ledger.LedgerEntry.from_json(journal["ledger"])
@@ -486,16 +600,16 @@ def _recover_locked(root: Path) -> list[Recovery]:
                         i["moved_to"] for i in journal["pages"] if i.get("moved_to") and i.get("after")
                     ]
                     gitrepo.sync_index(root, touched)
-            if not ledger.contains(root, entry):
+            if _recorded(root, journal) is None:
                 ledger.append(root, entry)
-            state.unlink(root, JOURNAL_DIR, name)
+            _end(root, name, txn)
             results.append(Recovery(txn, label, "completed"))
             continue
         problems = _roll_back(root, journal)
         if problems:
             results.append(Recovery(txn, label, "needs-attention", problems))
             continue  # keep the journal so nothing is forgotten
-        state.unlink(root, JOURNAL_DIR, name)
+        _end(root, name, txn)
         results.append(Recovery(txn, label, "rolled-back"))
     return results
 

@@ -32,30 +32,55 @@ skipped and counted in ``LedgerRead.bad_lines``; it never stops the reader.
 
 The ledger is tamper-evident. Each line also carries ``prev`` (sha256 of the
 line before it, ``""`` for the first) and ``mac`` (HMAC-SHA256 of the rest of
-the line with the user's key, ``store.signing``). A line whose ``mac`` does not
-verify was not written by memtui for this user (appended by an agent, edited by
-hand, written under another account): it is listed in ``LedgerRead.problems``
-and ignored, so it cannot decide a proposal. A ``prev`` that does not match
-means a line before it was changed or removed: reported, the line itself still
-counts. Lines without a ``mac`` before the first signed line were written by
-memtui versions that did not sign; they are trusted as before. The file is
-reached without following links (``store.state``) and appended under a lock.
+the line with the user's key, ``store.signing``). A decision counts only if
+memtui can verify it: a line without a ``mac`` (an older memtui's, or one any
+program appended or prepended) and a line whose ``mac`` does not verify
+(forged, edited, or signed with a key this machine does not have: another
+machine, a lost ``~/.config/memtui``) decide nothing. They are never silently
+dropped: each is in ``LedgerRead.unverified`` and ``problems`` says so, and a
+reviewer who knows them to be real adopts them (``adopt``): one signed
+``ledger-adopt`` line names the sha256 of each adopted line, which then counts
+in its place. A ``prev`` that does not match means a line before it was
+changed or removed: reported, the line itself still counts.
+
+Truncating or emptying the file would erase decisions silently, so its head is
+anchored outside the field (``store.signing.write_record``, kind ``ledger-head``,
+beside the key): the number of non-empty lines and the sha256 of the last one
+memtui wrote, signed. A ledger shorter than that, or whose line at that count no
+longer hashes to it, yields the problem "the ledger lost N decisions"; the loss
+is carried into the next anchor so a later decision does not hide it, until
+the reviewer accepts it (``accept_loss``).
+
+No decision is recorded with a key that does not persist (it would vanish as
+unverifiable in the next run): ``append`` and ``check_writable`` refuse. The
+file is reached without following links (``store.state``) and appended under a
+lock. The line an apply writes ends that apply's journal (``apply_journal``).
 """
 
 from __future__ import annotations
 
+import contextlib
 import datetime as _dt
 import getpass
 import hashlib
 import json
 import os
+import re
+import stat
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from memtui.errors import MemtuiError
+from memtui.errors import MemtuiError, UnsafePathError
 from memtui.store import gitrepo, locations, signing, state
-from memtui.store.files import MAX_LINE_BYTES, size_text
+from memtui.store.files import MAX_LINE_BYTES, sha256_bytes, size_text, tail
+from memtui.textsafety import plural
+
+try:  # POSIX advisory locks; elsewhere the lock is a no-op.
+    import fcntl
+except ImportError:  # pragma: no cover - Windows
+    fcntl = None  # type: ignore[assignment]
 
 if TYPE_CHECKING:
     from memtui.field.field import Field
@@ -68,7 +93,16 @@ PROPOSAL_APPROVE = "proposal-approve"
 PROPOSAL_REJECT = "proposal-reject"
 PROPOSAL_REVERT = "proposal-revert"
 DECISION_UNDO = "decision-undo"  # cancels the latest decision in force on the same target (see ``in_force``)
-ACTIONS = (QUARANTINE_APPROVE, QUARANTINE_REJECT, PROPOSAL_APPROVE, PROPOSAL_REJECT, PROPOSAL_REVERT, DECISION_UNDO)
+LEDGER_ADOPT = "ledger-adopt"  # a reviewer vouches for unverified lines (``adopt``); never an entry itself
+ACTIONS = (
+    QUARANTINE_APPROVE,
+    QUARANTINE_REJECT,
+    PROPOSAL_APPROVE,
+    PROPOSAL_REJECT,
+    PROPOSAL_REVERT,
+    DECISION_UNDO,
+    LEDGER_ADOPT,
+)
 PROPOSAL_ACTIONS = (PROPOSAL_APPROVE, PROPOSAL_REJECT, PROPOSAL_REVERT)
 QUARANTINE_ACTIONS = (QUARANTINE_APPROVE, QUARANTINE_REJECT)
 UNDOABLE_ACTIONS = (QUARANTINE_APPROVE, QUARANTINE_REJECT, PROPOSAL_APPROVE, PROPOSAL_REJECT)
@@ -80,6 +114,11 @@ REVERTED = "reverted"
 _STATE_OF_ACTION = {PROPOSAL_APPROVE: APPROVED, PROPOSAL_REJECT: REJECTED, PROPOSAL_REVERT: REVERTED}
 
 REVIEWER_ENV = "MEMTUI_REVIEWER"
+HEAD_RECORD = "ledger-head"  # the anchor's kind (``signing.record_path``)
+_SHA_RE = re.compile(r"[0-9a-f]{64}")
+MAX_LINE_PROBLEMS = 20  # per-line problems listed; the rest are counted in one line
+MAX_UNVERIFIED_KEPT = 10_000  # unverified lines kept for adoption in one read (the rest are counted)
+_ADOPT_HINT = "memtui quarantine decided FIELD --adopt LINE|all"
 
 
 def now_iso() -> str:
@@ -104,7 +143,9 @@ class LedgerEntry:
     pages: list[dict[str, Any]] = field(default_factory=list)
     reason: str | None = None
     commit: str | None = None
-    signed: bool = True  # False: a line from before memtui signed its ledger (not in to_json)
+    adopts: list[str] = field(default_factory=list)  # ledger-adopt only: sha256 of each adopted line
+    signed: bool = True  # False: not verified by this machine's key (not in to_json)
+    offset: int = field(default=-1, compare=False)  # where its line starts in the file, as read (not in to_json)
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -117,7 +158,7 @@ class LedgerEntry:
             "pages": [dict(p) for p in self.pages],
             "reason": self.reason,
             "commit": self.commit,
-        }
+        } | ({"adopts": list(self.adopts)} if self.adopts else {})
 
     @classmethod
     def from_json(cls, data: object) -> LedgerEntry:
@@ -135,6 +176,10 @@ class LedgerEntry:
             value = data.get(key)
             return value if isinstance(value, str) else None
 
+        adopts = data.get("adopts") or []
+        if not isinstance(adopts, list) or not all(isinstance(a, str) and _SHA_RE.fullmatch(a) for a in adopts):
+            raise ValueError("adopts is not a list of sha256 hashes")
+
         return cls(
             ts=data["ts"],
             who=data["who"],
@@ -145,7 +190,22 @@ class LedgerEntry:
             pages=[dict(p) for p in pages],
             reason=opt("reason"),
             commit=opt("commit"),
+            adopts=list(adopts),
         )
+
+
+@dataclass(slots=True)
+class Unverified:
+    """A line that reads as a decision but that memtui cannot verify: it decides nothing."""
+
+    number: int  # 1-based line number
+    digest: str  # sha256 of the line's bytes (what ``adopt`` signs)
+    entry: LedgerEntry
+    why: str  # UNSIGNED | FOREIGN
+
+
+UNSIGNED = "unsigned"  # no mac: an older memtui's line, or any program's
+FOREIGN = "foreign"  # a mac this machine's key does not verify: another key, or forged
 
 
 @dataclass(slots=True)
@@ -153,6 +213,8 @@ class LedgerRead:
     entries: list[LedgerEntry]  # the decisions that count
     bad_lines: list[int]  # 1-based numbers of lines that did not parse or do not verify
     problems: list[str] = field(default_factory=list)  # what is wrong with the ledger, for the reviewer
+    unverified: list[Unverified] = field(default_factory=list)  # decisions that do not count (adoptable)
+    lost: int = 0  # decisions the ledger lost since memtui anchored its head (see ``accept_loss``)
 
 
 def _link(previous: bytes | None) -> str:
@@ -165,41 +227,194 @@ def _last_line(data: bytes) -> bytes | None:
     return lines[-1] if lines else None
 
 
+def _require_persistent_key() -> None:
+    """Refuse to record a decision signed with a key for this process only.
+
+    It would be reported done now, then ignored as unverifiable in the next
+    run: the decision would vanish.
+    """
+    status = signing.key_status()
+    if not status.persistent:
+        raise MemtuiError(
+            f"memtui cannot record a decision: its signing key does not persist ({status.problem})",
+            f"memtui signs every decision with the key at {status.path}; a key for this run only would make "
+            "the decision count as unverified from the next run on. Fix that file or its folder, then decide again",
+        )
+
+
+# --------------------------------------------------------------------------- the head anchor
+
+
+@dataclass(frozen=True, slots=True)
+class Head:
+    """The ledger as memtui last wrote it: non-empty lines, the last one's sha256, decisions lost before."""
+
+    count: int
+    last: str
+    lost: int = 0
+
+
+def _load_head(root: Path) -> tuple[Head | None, str | None]:
+    body, problem = signing.read_record(root, HEAD_RECORD)
+    if body is None:
+        return None, (f"the ledger's anchor cannot be used: {problem}" if problem else None)
+    count, last, lost = body.get("count"), body.get("last"), body.get("lost", 0)
+    if not (isinstance(count, int) and count >= 0 and isinstance(last, str) and isinstance(lost, int)):
+        return None, "the ledger's anchor is damaged"
+    return Head(count, last, max(0, lost)), None
+
+
+def _save_head(root: Path, head: Head) -> None:
+    signing.write_record(root, HEAD_RECORD, {"count": head.count, "last": head.last, "lost": head.lost})
+
+
+def _nonblank(line: Any) -> bool:
+    return bool(line.size) and (line.data is None or bool(line.data.strip()))
+
+
+class _HeadCheck:
+    """Follows the non-empty lines of a ledger read against its anchor."""
+
+    def __init__(self, head: Head | None) -> None:
+        self.head = head
+        self.count = 0
+        self.at_count = False  # the line at the anchored count hashes to the anchored hash
+        self.found_at = 0  # a later position where the anchored line is (0: nowhere)
+
+    def see(self, digest: str | None) -> None:
+        self.count += 1
+        if self.head is None or digest != self.head.last:
+            return
+        if self.count == self.head.count:
+            self.at_count = True
+        elif not self.found_at or self.count < self.head.count:
+            self.found_at = self.count
+
+    def lost_now(self) -> int:
+        """Decisions missing since the anchor was written (lines added after it are not a loss)."""
+        head = self.head
+        if head is None or head.count == 0 or self.at_count:
+            return 0
+        if self.found_at:
+            return 0  # lines before the anchored one were removed: the chain says so, for good (``prev``)
+        return max(1, head.count - self.count)  # the anchored line itself is gone: truncated or rewritten
+
+    def lost(self) -> int:
+        return (self.head.lost if self.head else 0) + self.lost_now()
+
+
+def _scan(root: Path, head: Head | None) -> _HeadCheck:
+    check = _HeadCheck(head)
+    lines = state.read_lines(root, LEDGER_FILE)
+    if lines is not None:
+        with lines:
+            for line in lines:
+                if _nonblank(line):
+                    check.see(line.digest)
+    return check
+
+
+def _lost_problem(lost: int) -> str:
+    return (
+        f"the ledger lost {plural(lost, 'decision')} since memtui last wrote it (truncated, emptied or "
+        "rewritten by someone else): restore .memtui/ledger.jsonl from a backup, or accept the loss"
+    )
+
+
 def append(root: Path, entry: LedgerEntry) -> None:
-    """Append one decision to the field's ledger (created on first use), signed and chained."""
+    """Append one decision to the field's ledger (created on first use), signed and chained; anchor the head."""
     if entry.action not in ACTIONS:
         raise ValueError(f"unknown ledger action {entry.action!r}")
-
-    def line_after(current: bytes) -> bytes:
-        body = dict(entry.to_json(), prev=_link(_last_line(current)))
-        body["mac"] = signing.sign_json(body)
-        line = json.dumps(body, ensure_ascii=True, separators=(",", ":")).encode("ascii") + b"\n"
-        return line if not current or current.endswith(b"\n") else b"\n" + line  # after a torn line
-
+    _require_persistent_key()
     with state.StateDir(root) as folder:
-        folder.append(LEDGER_FILE, b"", before=line_after)
+        fd = folder.open(LEDGER_FILE, os.O_RDWR | os.O_APPEND | os.O_CREAT, 0o644)
+        try:
+            if not stat.S_ISREG(os.fstat(fd).st_mode):
+                raise UnsafePathError(f"{ledger_path(root)} is not a regular file", "move it away")
+            if fcntl is not None:
+                fcntl.flock(fd, fcntl.LOCK_EX)  # appenders, and the anchor, one at a time
+            current = tail(fd)
+            last = _last_line(current)
+            body = dict(entry.to_json(), prev=_link(last))
+            body["mac"] = signing.sign_json(body)
+            json_line = json.dumps(body, ensure_ascii=True, separators=(",", ":")).encode("ascii")
+            head, _ = _load_head(root)
+            if head is not None and last is not None and sha256_bytes(last) == head.last and current.endswith(b"\n"):
+                count, lost = head.count, head.lost  # as memtui left it: no need to read the whole file
+            else:
+                check = _scan(root, head)
+                count, lost = check.count, check.lost()  # a loss found now is carried, never forgotten
+            data = json_line + b"\n"
+            os.write(fd, data if not current or current.endswith(b"\n") else b"\n" + data)  # after a torn line
+            os.fsync(fd)
+            with contextlib.suppress(OSError):  # recorded; an older anchor still holds (it only misses this line)
+                _save_head(root, Head(count + 1, sha256_bytes(json_line), lost))
+        finally:
+            os.close(fd)  # closing releases the lock
+
+
+def accept_loss(root: Path) -> int:
+    """The reviewer accepts that decisions were lost: anchor the ledger as it is now; return how many."""
+    _require_persistent_key()
+    with state.StateDir(root) as folder:
+        fd = folder.open(LEDGER_FILE, os.O_RDWR | os.O_APPEND | os.O_CREAT, 0o644)
+        try:
+            if fcntl is not None:
+                fcntl.flock(fd, fcntl.LOCK_EX)
+            head, _ = _load_head(root)
+            check = _scan(root, head)
+            last = _last_line(tail(fd))
+            _save_head(root, Head(check.count, sha256_bytes(last) if last is not None else "", 0))
+            return check.lost()
+        finally:
+            os.close(fd)
+
+
+def size(root: Path) -> int:
+    """The ledger's length in bytes now (0: none yet); a decision appended later starts at or after it."""
+    with state.opened(root, create=False) as folder:
+        if folder is None:
+            return 0
+        try:
+            fd = folder.open(LEDGER_FILE, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
+        except FileNotFoundError:
+            return 0
+        try:
+            return os.fstat(fd).st_size
+        finally:
+            os.close(fd)
 
 
 def check_writable(root: Path) -> None:
-    """Refuse now (``UnsafePathError``, ``OSError``) if a decision could not be appended later.
+    """Refuse now (``MemtuiError``, ``UnsafePathError``, ``OSError``) if a decision could not be appended later.
 
-    Called before a change is made, so a symlinked or unwritable ledger stops
-    it before any page moves rather than after.
+    Called before a change is made, so a symlinked or unwritable ledger, or a
+    signing key that does not persist, stops it before any page moves.
     """
+    _require_persistent_key()
     with state.StateDir(root) as folder:
         os.close(folder.open(LEDGER_FILE, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644))
 
 
 def read(root: Path) -> LedgerRead:
     """Every decision that counts, in file order; bad and unverified lines are skipped and reported."""
-    lines = state.read_lines(root, LEDGER_FILE)  # streamed: a huge ledger is never held whole
-    if lines is None:
-        return LedgerRead([], [])
+    head, head_problem = _load_head(root)
+    check = _HeadCheck(head)
     result = LedgerRead([], [])
+    if head_problem:
+        result.problems.append(head_problem)
+    lines = state.read_lines(root, LEDGER_FILE)  # streamed: a huge ledger is never held whole
+    ordered: list[tuple[LedgerEntry, str | None]] = []  # (entry, digest of an unverified line or None)
+    adopted: set[str] = set()
+    unverified: list[tuple[int, str | None, str]] = []  # (line number, digest, why), the first MAX_UNVERIFIED_KEPT
+    counts = {UNSIGNED: 0, FOREIGN: 0}  # every unverified line, kept or not
     previous: str | None = ""  # sha256 of the line before (None: it was over the cap, never hashed)
-    signed_seen = False
-    for read_line in lines:
+    offset, start = 0, 0
+    for read_line in lines if lines is not None else ():
         number, line = read_line.number, read_line.data
+        start, offset = offset, offset + read_line.size + 1
+        if _nonblank(read_line):
+            check.see(read_line.digest)
         if line is None:
             result.bad_lines.append(number)
             result.problems.append(
@@ -217,33 +432,117 @@ def read(root: Path) -> LedgerRead:
                 raise ValueError("not an object")
             mac = data.pop("mac", None)
             prev = data.pop("prev", None)
-            if mac is None and signed_seen:
-                raise _Untrusted("it is not signed (added by hand or by another program)")
-            if mac is not None and not signing.verify_json(dict(data, prev=prev), mac):
-                raise _Untrusted("it is not signed by memtui for this user (forged, edited, or another account)")
             entry = LedgerEntry.from_json(data)
-            entry.signed = mac is not None
-        except _Untrusted as exc:
-            result.bad_lines.append(number)
-            result.problems.append(f"ledger line {number} is ignored: {exc}")
-            continue
+            entry.offset = start
         except (ValueError, UnicodeDecodeError):
             result.bad_lines.append(number)
             continue
-        if mac is not None:
-            if expected_prev is not None and prev != expected_prev:
-                result.problems.append(f"ledger line {number}: the line before it was changed or removed")
-            signed_seen = True
-        result.entries.append(entry)
+        why: str | None = None
+        if mac is None:
+            why = UNSIGNED
+        elif not signing.verify_json(dict(data, prev=prev), mac):
+            why = FOREIGN
+        if why is not None:
+            entry.signed = False
+            counts[why] += 1
+            if len(unverified) < MAX_UNVERIFIED_KEPT:  # bounded: an agent may append millions of them
+                unverified.append((number, read_line.digest, why))
+                if read_line.digest is not None:
+                    result.unverified.append(Unverified(number, read_line.digest, entry, why))
+                    ordered.append((entry, read_line.digest))
+            continue
+        if expected_prev is not None and prev != expected_prev:
+            result.problems.append(f"ledger line {number}: the line before it was changed or removed")
+        if entry.action == LEDGER_ADOPT:
+            adopted.update(entry.adopts)
+            continue
+        ordered.append((entry, None))
+    for entry, digest in ordered:
+        if digest is None or digest in adopted:
+            entry.signed = True
+            result.entries.append(entry)
+    result.unverified = [u for u in result.unverified if u.digest not in adopted]
+    for _number, digest, why in unverified:
+        if digest is not None and digest in adopted:
+            counts[why] -= 1
+    _report_unverified(result, [u for u in unverified if u[1] is None or u[1] not in adopted], counts)
+    result.lost = check.lost()
+    if result.lost:
+        result.problems.insert(0, _lost_problem(result.lost))
     return result
 
 
-class _Untrusted(ValueError):
-    """A ledger line that parses but was not written by memtui for this user."""
+def _report_unverified(result: LedgerRead, lines: list[tuple[int, str | None, str]], counts: dict[str, int]) -> None:
+    """Each unverified line (the first ``MAX_LINE_PROBLEMS``), then one line per kind, so that a
+    ledger of a thousand of them stays readable and none is silently dropped."""
+    for number, _digest, why in lines[:MAX_LINE_PROBLEMS]:
+        result.bad_lines.append(number)
+        result.problems.append(
+            f"ledger line {number} is ignored: "
+            + (
+                "it is not signed (added by hand, by another program, or by a memtui that did not sign): "
+                "it decides nothing unless a reviewer adopts it"
+                if why == UNSIGNED
+                else "it is not signed by memtui for this user (forged, edited, another account, "
+                "or signed with a key this machine does not have)"
+            )
+        )
+    result.bad_lines.extend(number for number, _digest, _why in lines[MAX_LINE_PROBLEMS:])
+    result.bad_lines.sort()
+    foreign, unsigned = counts[FOREIGN], counts[UNSIGNED]
+    if foreign + unsigned > MAX_LINE_PROBLEMS:
+        result.problems.append(
+            f"{foreign + unsigned - min(len(lines), MAX_LINE_PROBLEMS)} more ledger lines are ignored (not listed)"
+        )
+    if foreign:
+        status = signing.key_status()
+        new_key = (
+            f"; memtui made a new signing key at {status.path} in this run (a new machine, or a lost ~/.config/memtui?)"
+            if status.created
+            else ""
+        )
+        result.problems.append(
+            f"{plural(foreign, 'decision')} {'is' if foreign == 1 else 'are'} signed with a key this machine "
+            f"does not have: {'it does' if foreign == 1 else 'they do'} not count{new_key}. If they are yours "
+            f"(another machine, an older key), a reviewer can adopt them ({_ADOPT_HINT})"
+        )
+    if unsigned:
+        result.problems.append(
+            f"{plural(unsigned, 'decision')} {'is' if unsigned == 1 else 'are'} not signed: "
+            f"{'it decides' if unsigned == 1 else 'they decide'} nothing until a reviewer adopts them ({_ADOPT_HINT})"
+        )
+
+
+def adopt(
+    root: Path, numbers: Sequence[int] | None = None, *, reviewer: str | None = None, reason: str | None = None
+) -> list[Unverified]:
+    """A reviewer vouches for unverified lines (all of them, or the numbered ones): one signed
+    ``ledger-adopt`` line names their sha256, and each then counts in its place. Returns them."""
+    found = read(root).unverified
+    wanted = [u for u in found if numbers is None or u.number in set(numbers)]
+    missing = sorted(set(numbers or ()) - {u.number for u in wanted})
+    if missing:
+        raise MemtuiError(
+            f"ledger line {missing[0]} is not an unverified decision", "see them with: memtui quarantine decided FIELD"
+        )
+    if not wanted:
+        raise MemtuiError("no unverified ledger line to adopt", "every decision in the ledger verifies")
+    append(
+        root,
+        LedgerEntry(
+            ts=now_iso(),
+            who=reviewer_name(reviewer, root),
+            action=LEDGER_ADOPT,
+            target=LEDGER_FILE,
+            reason=reason.strip() if reason and reason.strip() else None,
+            adopts=sorted({u.digest for u in wanted}),
+        ),
+    )
+    return wanted
 
 
 def contains(root: Path, entry: LedgerEntry) -> bool:
-    """True when an identical decision is already recorded (used by crash recovery)."""
+    """True when an identical decision is already recorded (verified lines only)."""
     wanted = entry.to_json()
     return any(e.to_json() == wanted for e in read(root).entries)
 

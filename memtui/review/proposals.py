@@ -36,6 +36,7 @@ from __future__ import annotations
 
 import contextlib
 import datetime as _dt
+import re
 import tempfile
 import weakref
 from collections import Counter
@@ -57,11 +58,13 @@ from memtui.review.proposal_model import (
     Proposal,
 )
 from memtui.review.proposal_staging import load_staging
-from memtui.review.tag_changes import TagChange, proposal_tag_changes
+from memtui.review.tag_changes import TagChange, proposal_tag_changes, removed_claims
 from memtui.store import gitrepo, safe_write
 from memtui.store.files import sha256_bytes
+from memtui.textsafety import one_line, visible
 
 if TYPE_CHECKING:
+    from memtui.field.claims import LineClaim
     from memtui.field.field import Field
 
 READY = "ready"
@@ -87,15 +90,17 @@ class Loaded:
     problems: list[str]  # carrier-level problems (a symlinked .dream/, git errors)
 
 
-def load_proposals(root: Path) -> Loaded:
+def load_proposals(root: Path, *, also: str | None = None) -> Loaded:
     """Every proposal of both carriers, sorted by creation time then id.
 
     An id used by both a staging folder and a branch makes both invalid: a
-    decision must name exactly one proposal.
+    decision must name exactly one proposal. Git branches beyond what a listing
+    reads (``proposal_git.MAX_BRANCHES``) are counted in the problems; ``also``
+    names one to read whatever its place (the proposal being shown or decided).
     """
     root = Path(root)
     staged, problems = load_staging(root)
-    branches, git_problems = load_git(root)
+    branches, git_problems = load_git(root, also=also)
     proposals = staged + branches
     counts = Counter(p.id for p in proposals)
     for proposal in proposals:
@@ -107,7 +112,7 @@ def load_proposals(root: Path) -> Loaded:
 
 def get_proposal(root: Path, proposal_id: str) -> Proposal:
     """The proposal with that id; ``ProposalNotFoundError`` if there is none."""
-    for proposal in load_proposals(root).proposals:
+    for proposal in load_proposals(root, also=proposal_id).proposals:
         if proposal.id == proposal_id:
             return proposal
     raise ProposalNotFoundError(f"no proposal {proposal_id!r}", "list them with: memtui proposals list FIELD --all")
@@ -332,6 +337,7 @@ def proposal_queue(
     include_decided: bool = False,
     with_checks: bool = True,
     now: _dt.datetime | None = None,
+    also: str | None = None,
 ) -> Queue:
     """Every pending proposal (and decided ones with ``include_decided``), oldest first.
 
@@ -343,7 +349,7 @@ def proposal_queue(
     """
     root = Path(root)
     now = now or _dt.datetime.now(_dt.UTC)
-    loaded = load_proposals(root)
+    loaded = load_proposals(root, also=also)
     read = ledger.read(root)
     decisions = ledger.proposal_decisions(read.entries)
     pending = [p for p in loaded.proposals if p.id not in decisions]
@@ -495,7 +501,7 @@ def review_proposal(
 ) -> Review:
     """Everything the review screen shows for one proposal (decided ones too)."""
     root = Path(root)
-    queue = proposal_queue(root, field=field, include_decided=True, with_checks=False, now=now)
+    queue = proposal_queue(root, field=field, include_decided=True, with_checks=False, now=now, also=proposal_id)
     entry = queue.get(proposal_id)
     if entry is None:
         raise ProposalNotFoundError(f"no proposal {proposal_id!r}", "list them with: memtui proposals list FIELD --all")
@@ -526,7 +532,47 @@ def review_proposal(
                 base = disk  # the job's base is not kept: what approving changes is all there is
         if not change.problem:
             versions.append((change.path, base, proposed))
-    return Review(entry, proposal.fingerprint(), diffs, three_way, proposal_tag_changes(versions))
+    outside = claims_outside(root, queue, proposal)
+    return Review(entry, proposal.fingerprint(), diffs, three_way, proposal_tag_changes(versions, outside))
+
+
+MAX_OUTSIDE_VERSIONS = 400  # page versions read for the claims other proposals took or take out
+
+
+def claims_outside(root: Path, queue: Queue, proposal: Proposal) -> list[tuple[str, str, LineClaim]]:
+    """The claims that left the field, or would, outside ``proposal``: what every other pending
+    proposal removes, and what approved ones retired or rewrote (their previous versions, from
+    ``.memtui/blobs/``, checked against the ledger's hashes), newest decision first.
+
+    Why: a job that launders an idea in two proposals (one retires the draft holding
+    ``[suggested]``, the other writes the ``[stated]`` line) shows no tag change in either alone.
+    At most ``MAX_OUTSIDE_VERSIONS`` page versions are read (a field with 1,500 proposals)."""
+    out: list[tuple[str, str, LineClaim]] = []
+    budget = MAX_OUTSIDE_VERSIONS
+    approved = [e for e in queue.entries if e.decision is not None and e.decision.action == ledger.PROPOSAL_APPROVE]
+    approved.sort(key=lambda e: e.decision.ts if e.decision else "", reverse=True)
+    for other in [e for e in queue.entries if e.pending] + approved:
+        if other.proposal.id == proposal.id or budget <= 0:
+            continue
+        versions: list[tuple[str, bytes | None, bytes | None]] = []
+        if other.pending:
+            for change in other.proposal.changes[:budget]:
+                if not change.problem:
+                    versions.append((change.path, _disk_bytes(root, change.path), change.proposed))
+            via = f"proposal {other.proposal.id}"
+        else:
+            assert other.decision is not None
+            for item in other.decision.pages[:budget]:
+                before = item.get("before")
+                data = None
+                with contextlib.suppress(MemtuiError, OSError):
+                    data = safe_write.read_blob(root, before) if isinstance(before, str) else None
+                if data is not None:
+                    versions.append((str(item.get("path")), data, None))  # the claims it held then
+            via = f"approved {other.proposal.id}"
+        budget -= len(versions)
+        out.extend((path, via, claim) for path, claim in removed_claims(versions))
+    return out
 
 
 # --------------------------------------------------------------------------- decisions
@@ -615,14 +661,30 @@ def approve(
     if not writes:  # the field already holds every proposed version
         ledger.append(root, entry)
         return entry
-    message = f"memtui: apply dream proposal {proposal.id} ({proposal.job})\n\n"
-    if proposal.rationale:
-        message += proposal.rationale.strip() + "\n\n"
+    message = f"memtui: apply dream proposal {proposal.id} ({one_line(proposal.job, 80)})\n\n"
+    rationale = commit_text(proposal.rationale)
+    if rationale:
+        message += rationale + "\n\n"
     message += f"Memtui-Proposal: {proposal.id}\n"
     result = apply_journal.apply_atomically(
         root, writes, entry=entry, label=f"approve {proposal.id}", commit_message=message
     )
     return result.entry
+
+
+_TRAILER_LIKE_RE = re.compile(r"(memtui)-(?=[A-Za-z0-9-]*[ \t]*:)", re.IGNORECASE)
+
+
+def commit_text(text: str) -> str:
+    """A job's rationale as it may go into memtui's own commit message: visible text only.
+
+    The job wrote it: ESC, BEL and every other control, bidi or invisible character becomes a
+    placeholder (``git log`` prints a message raw to the reviewer's terminal), a carriage return
+    cannot hide a line, and a line that reads like one of memtui's trailers (``Memtui-Txn: ...``,
+    which crash recovery looks for) has its hyphen made ``_`` so only memtui's own trailers are found.
+    """
+    shown = visible(text.replace("\r\n", "\n"), keep_newlines=True, keep_tabs=True).strip()
+    return _TRAILER_LIKE_RE.sub(r"\1_", shown)
 
 
 def reject(
@@ -830,7 +892,7 @@ def restore_before_approval(
         ledger.append(root, entry)
         return entry
     verb = "undo the approval of" if undo else "revert"
-    message = f"memtui: {verb} dream proposal {proposal_id} ({approval.job or 'unknown'})\n\n"
+    message = f"memtui: {verb} dream proposal {proposal_id} ({one_line(approval.job or 'unknown', 80)})\n\n"
     if approval.commit:
         message += f"This reverts commit {approval.commit}.\n\n"
     message += f"Memtui-Proposal: {proposal_id}\n"

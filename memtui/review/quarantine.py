@@ -29,7 +29,8 @@ is one ``apply_journal`` change: all of it or none, across a crash, a full disk
 or an agent editing the page meanwhile. A page whose name holds a control
 character is never approved (its name would be written into the ledger and
 ``MEMORY.md``); it can be rejected.
-Reject moves the page to ``.memtui/archive/rejected/<path>`` and records why.
+Reject moves the page to ``.memtui/archive/rejected/<path>`` and records why, as
+one ``apply_journal`` change too (a kill between the move and the ledger line is recovered).
 Every decision is one ledger line (``quarantine-approve`` / ``quarantine-reject``).
 """
 
@@ -42,6 +43,7 @@ from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 from typing import TYPE_CHECKING, Any
 
+from memtui.dialects.detect import instruction_path
 from memtui.errors import (
     MemtuiError,
     ReadOnlyFieldError,
@@ -222,12 +224,18 @@ def _read(root: Path, path: str) -> bytes | None:
 # --------------------------------------------------------------------------- where approval moves a page
 
 
-def destination_for(root: Path, path: str, move_to: str | None, to: str | None) -> str | None:
+def destination_for(
+    root: Path, path: str, move_to: str | None, to: str | None, *, allow_instruction_path: bool = False
+) -> str | None:
     """The path an approved page moves to, or None when it stays.
 
     ``to`` (the reviewer's choice) wins over ``move_to`` (the page's own wish).
     The folder must be inside the field and not ``sessions/``, ``.git``,
     memtui's folders or ``quarantine/``; ``.`` means the top of the field.
+    A path an agent loads as instructions (``dialects.detect.instruction_path``: ``CLAUDE.md``,
+    ``.claude/**``, ``AGENTS.md`` ...) is never chosen by the page's own ``move_to``
+    (the agent wrote it), and the reviewer's ``to`` reaches one only with
+    ``allow_instruction_path``, the confirmation naming what the page becomes.
     Raises ``UnsafePathError`` otherwise.
     """
     folder = to if to is not None else move_to
@@ -245,16 +253,33 @@ def destination_for(root: Path, path: str, move_to: str | None, to: str | None) 
     safe_write.resolve_in_field(Path(root), target)
     if target == path:
         return None
+    becomes = instruction_path(target)
+    if becomes is not None and to is None:
+        raise UnsafePathError(
+            f"the page's own move_to would install it as {visible(becomes)}",
+            "a page never chooses an instruction path; approve with --to a memory folder",
+        )
+    if becomes is not None and not allow_instruction_path:
+        raise UnsafePathError(
+            f"approving into {visible(to or '')} makes the page {visible(becomes)}",
+            "add --allow-instruction-path to confirm, or name a memory folder",
+        )
     if os.path.lexists(Path(root).joinpath(*target.split("/"))):
         raise UnsafePathError(f"{target} already exists", "approve with --to another folder")
     return target
 
 
+def _becomes(destination: str | None) -> str | None:
+    """What an agent makes of the destination, shown inert, when it loads it as instructions."""
+    found = instruction_path(destination) if destination else None
+    return visible(found) if found else None
+
+
 def _destination_or_problem(
-    root: Path, path: str, move_to: str | None, to: str | None
+    root: Path, path: str, move_to: str | None, to: str | None, *, allow_instruction_path: bool = False
 ) -> tuple[str | None, str | None]:
     try:
-        return destination_for(root, path, move_to, to), None
+        return destination_for(root, path, move_to, to, allow_instruction_path=allow_instruction_path), None
     except UnsafePathError as exc:
         return None, exc.message
 
@@ -285,6 +310,7 @@ class PageReview:
     move_to: str | None
     destination: str | None
     destination_problem: str | None
+    becomes: str | None = None  # what the destination is to an agent (detect.instruction_path), when it loads it
 
     def flagged_lines(self) -> dict[int, list[Flag]]:
         out: dict[int, list[Flag]] = {}
@@ -304,6 +330,7 @@ class PageReview:
             "move_to": self.move_to,
             "destination": self.destination,
             "destination_problem": self.destination_problem,
+            "becomes": self.becomes,
             "flags": [f.to_json() for f in self.flags],
             "hazards": [
                 {"line": line, "column": column, "kind": kind, "label": label}
@@ -313,8 +340,9 @@ class PageReview:
         }
 
 
-def inspect_page(root: Path, path: str, *, to: str | None = None) -> PageReview:
-    """Read one page for review; ``to`` previews the reviewer's destination folder."""
+def inspect_page(root: Path, path: str, *, to: str | None = None, allow_instruction_path: bool = False) -> PageReview:
+    """Read one page for review; ``to`` previews the reviewer's destination folder
+    (``allow_instruction_path``: as confirmed to be an instruction path, see ``destination_for``)."""
     root = Path(root)
     data = _read(root, path)
     if data is None:
@@ -331,7 +359,9 @@ def inspect_page(root: Path, path: str, *, to: str | None = None) -> PageReview:
     else:
         source_list = [str(sources)]
     move_to = _move_to(meta)
-    destination, problem = _destination_or_problem(root, path, move_to, to)
+    destination, problem = _destination_or_problem(
+        root, path, move_to, to, allow_instruction_path=allow_instruction_path
+    )
     raw = visible(text)
     return PageReview(
         path=path,
@@ -348,6 +378,7 @@ def inspect_page(root: Path, path: str, *, to: str | None = None) -> PageReview:
         move_to=move_to,
         destination=destination,
         destination_problem=problem,
+        becomes=_becomes(destination),
     )
 
 
@@ -420,6 +451,7 @@ def approve_pages(
     now: _dt.datetime | None = None,
     readonly: bool = False,
     field: Field | None = None,
+    allow_instruction_path: bool = False,
 ) -> list[QuarantineDecision]:
     """Approve pages, each bound to the sha256 (or prefix) the reviewer saw.
 
@@ -431,7 +463,8 @@ def approve_pages(
     ``reviewed_by`` / ``reviewed_at`` are set, a pointer line ``- <path>`` is
     appended to ``MEMORY.md`` (with ``add_to_memory``) and one ledger line is
     written. ``field`` (as the reviewer's session reads it) is needed with ``add_to_memory``:
-    the checks run on it.
+    the checks run on it. ``allow_instruction_path``: the reviewer confirmed that ``to`` makes
+    the pages instructions an agent loads (``destination_for``).
     """
     root = Path(root)
     if readonly:
@@ -458,7 +491,9 @@ def approve_pages(
             )
         # The edit is made in memory first, so a page that cannot take it stops the batch early.
         new = fm_mod.set_keys(parsed.text, keys).encode("utf-8", "surrogateescape")
-        destination = destination_for(root, path, _move_to(parsed.meta), to)
+        destination = destination_for(
+            root, path, _move_to(parsed.meta), to, allow_instruction_path=allow_instruction_path
+        )
         if destination is not None:
             if destination in targets:
                 raise UnsafePathError(f"two pages would move to {destination}", "approve them separately with --to")
@@ -565,19 +600,16 @@ def reject_pages(
     ledger.check_writable(root)  # before any page moves
     decisions = []
     for path, data in pages:
+        # One journaled change per page (issue 40, #14): a kill between archiving the page and
+        # the ledger line is rolled back (or forward) by recovery, never left as an unrecorded move.
         digest = sha256_bytes(data)
-        archived = apply_journal.archive_relpath(root, "rejected", path)
-        safe_write.move_page(root, path, archived, expected_hash=digest, allow_into_state=True)
         entry = ledger.LedgerEntry(
-            ts=ledger.now_iso(),
-            who=who,
-            action=ledger.QUARANTINE_REJECT,
-            target=path,
-            pages=[{"path": path, "before": digest, "after": digest, "moved_to": archived}],
-            reason=reason.strip(),
+            ts=ledger.now_iso(), who=who, action=ledger.QUARANTINE_REJECT, target=path, reason=reason.strip()
         )
-        ledger.append(root, entry)
-        decisions.append(QuarantineDecision(path, archived, digest, digest, entry))
+        write = apply_journal.PageWrite(path, digest, None, archive_bucket="rejected")
+        result = apply_journal.apply_atomically(root, [write], entry=entry, label=f"reject {path}")
+        archived = result.pages[0].get("moved_to")
+        decisions.append(QuarantineDecision(path, archived, digest, digest, result.entry))
     return decisions
 
 

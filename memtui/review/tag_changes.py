@@ -11,11 +11,15 @@ user's decision. ``tag_changes(path, before, after)`` compares the claims
    added lines of the same diff hunk (a line rewritten along with its tag) when
    their words are alike (``REWRITE_SIMILARITY`` of the words in common; CJK
    characters count as words): a hunk that replaces one claim by an unrelated one
-   is a new claim, not a tag change.
-
-3. what is left over on every page of a proposal is matched across its pages by
-   text (``proposal_tag_changes``): a claim a consolidation moves to another page
-   with a stronger tag is a promotion too (``from_path`` names where it was).
+   is a new claim, not a tag change;
+3. what is left over on every page of a proposal is matched across its hunks and
+   pages (``proposal_tag_changes``), by the same text, then by alike words: a
+   claim a consolidation moves to another page (or further down the same one),
+   reworded, with a stronger tag is a promotion too (``from_path`` names where it was);
+4. what is still left is matched against claims outside the proposal (what other
+   pending proposals remove, what approved ones retired or rewrote): laundering
+   split over two proposals is a promotion of the one that adds the stronger tag
+   (``via`` names the other proposal).
 
 Only current lines count (a struck line keeps the tag it had). A pair whose tags
 differ is a ``TagChange``; it is a *promotion* when the new tag is stronger
@@ -27,9 +31,10 @@ from __future__ import annotations
 
 import difflib
 import re
-from collections import defaultdict
+from collections import Counter, defaultdict
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeVar
 
 from memtui.field.claims import STRENGTH, LineClaim, claims_of_bytes
 from memtui.review.diffs import CONTEXT_LINES
@@ -48,6 +53,7 @@ class TagChange:
     after: str
     text: str  # the claim's text after
     from_path: str = ""  # the page it had the old tag on, when the proposal moved it ("": this one)
+    via: str = ""  # the old tag is outside this proposal: "proposal <id>" (pending) or "approved <id>"
 
     @property
     def promotion(self) -> bool:
@@ -57,6 +63,8 @@ class TagChange:
         out = {"path": self.path, "line": self.line, "from": self.before, "to": self.after, "promotion": self.promotion}
         if self.from_path and self.from_path != self.path:
             out.update(from_path=self.from_path, from_line=self.old_line)  # moved here from another page
+        if self.via:
+            out["via"] = self.via
         return out
 
 
@@ -172,14 +180,25 @@ def tag_changes(path: str, before: bytes | None, after: bytes | None) -> list[Ta
     return proposal_tag_changes([(path, before, after)])
 
 
-def proposal_tag_changes(versions: list[tuple[str, bytes | None, bytes | None]]) -> list[TagChange]:
+def proposal_tag_changes(
+    versions: list[tuple[str, bytes | None, bytes | None]],
+    outside: Sequence[tuple[str, str, LineClaim]] = (),
+) -> list[TagChange]:
     """The tag changes of every page a proposal touches (``(path, before, after)``; None: the
-    page is created or retired), also of a claim it moves from one page to another: a
-    consolidation that retires a page holding ``- X [suggested]`` and writes ``- X [stated]``
-    into another has promoted it. A claim is matched across pages by its text
-    (``claims.normalise``) only, after every page's own claims are paired."""
+    page is created or retired), also of a claim it moves from one page (or hunk) to another: a
+    consolidation that retires a page holding ``- Use Redis [suggested]`` and writes ``- We use
+    Redis [stated]`` into another has promoted it.
+
+    After every page's own claims are paired, what is left is matched across hunks and pages:
+    first by the same text (``claims.normalise``), then by alike words (``REWRITE_SIMILARITY``).
+    What is still left is matched against ``outside``: ``(path, via, claim)`` versions of claims
+    the field held before, outside this proposal (what another pending proposal removes, a page an
+    approved proposal retired or rewrote): a job that splits the laundering over two proposals
+    (one retires the draft, the other adds the ``[stated]`` line) is caught there; only a
+    promotion is reported from those (``via`` names where the weaker version is).
+    """
     changes: list[TagChange] = []
-    left_old: dict[str, list[tuple[str, LineClaim]]] = defaultdict(list)
+    left_old: list[tuple[str, LineClaim]] = []
     left_new: list[tuple[str, LineClaim]] = []
     for path, before, after in versions:
         if before == after:
@@ -190,19 +209,96 @@ def proposal_tag_changes(versions: list[tuple[str, bytes | None, bytes | None]])
         else:
             pairs, rest_old, rest_new = [], old, new
         changes.extend(TagChange(path, n.line, o.line, o.tag, n.tag, n.text) for o, n in pairs if o.tag != n.tag)
-        for claim in rest_old:
-            if claim.key:
-                left_old[claim.key].append((path, claim))
+        left_old.extend((path, claim) for claim in rest_old if claim.key)
         left_new.extend((path, claim) for claim in rest_new if claim.key)
-    for path, claim in left_new:
-        elsewhere = [item for item in left_old.get(claim.key, ()) if item[0] != path]
-        if not elsewhere:
+    pairs, left = _match_anywhere(left_old, left_new)
+    for (old_path, was), (path, now) in pairs:
+        if was.tag != now.tag:
+            changes.append(TagChange(path, now.line, was.line, was.tag, now.tag, now.text, from_path=old_path))
+    if outside and left:
+        before_here = [((path, via), claim) for path, via, claim in outside if claim.key]
+        for ((old_path, via), was), (path, now) in _match_anywhere(before_here, left)[0]:
+            if STRENGTH[now.tag] > STRENGTH[was.tag]:
+                changes.append(
+                    TagChange(path, now.line, was.line, was.tag, now.tag, now.text, from_path=old_path, via=via)
+                )
+    return sorted(changes, key=lambda c: (c.path, c.line))
+
+
+Item = TypeVar("Item")
+MAX_POSTINGS = 400  # a word on more claims than this does not make two claims alike (the, a, of ...)
+MAX_CANDIDATES = 40  # claims compared word by word with each claim left over
+
+
+def _match_anywhere(
+    olds: list[tuple[Item, LineClaim]], news: list[tuple[str, LineClaim]]
+) -> tuple[list[tuple[tuple[Item, LineClaim], tuple[str, LineClaim]]], list[tuple[str, LineClaim]]]:
+    """Removed and added claims paired wherever they are (another hunk, another page): by the same
+    text first (one with the same tag preferred: a claim moved as it was), then by the most alike
+    words. Returns the pairs and the added claims left unpaired.
+
+    Bounded for a hostile proposal of 10,000 claims: candidates come from an index of the words
+    they share (words on more than ``MAX_POSTINGS`` claims are not indexed), at most
+    ``MAX_CANDIDATES`` of them, the most words in common first, are compared word by word."""
+    pairs: list[tuple[tuple[Item, LineClaim], tuple[str, LineClaim]]] = []
+    by_key: dict[str, list[int]] = defaultdict(list)
+    for index, (_, claim) in enumerate(olds):
+        by_key[claim.key].append(index)
+    used: set[int] = set()
+    rest: list[tuple[str, LineClaim]] = []
+    for item in news:
+        same = [i for i in by_key.get(item[1].key, ()) if i not in used]
+        if not same:
+            rest.append(item)
             continue
         # The same tag somewhere: a claim moved as it was; else the first version it had.
-        source = next((item for item in elsewhere if item[1].tag == claim.tag), elsewhere[0])
-        left_old[claim.key].remove(source)
-        if source[1].tag != claim.tag:
-            changes.append(
-                TagChange(path, claim.line, source[1].line, source[1].tag, claim.tag, claim.text, from_path=source[0])
-            )
-    return sorted(changes, key=lambda c: (c.path, c.line))
+        pick = next((i for i in same if olds[i][1].tag == item[1].tag), same[0])
+        used.add(pick)
+        pairs.append((olds[pick], item))
+    if not rest or len(used) == len(olds):
+        return pairs, rest
+    words = [_words(claim) for _, claim in olds]
+    postings: dict[str, list[int]] = defaultdict(list)
+    for index, found in enumerate(words):
+        if index not in used:
+            for word in set(found):
+                postings[word].append(index)
+    left: list[tuple[str, LineClaim]] = []
+    matcher = difflib.SequenceMatcher(None, autojunk=False)
+    for item in rest:
+        mine = _words(item[1])
+        shared: Counter[int] = Counter()
+        for word in set(mine):
+            posting = postings.get(word, ())
+            if len(posting) <= MAX_POSTINGS:
+                shared.update(i for i in posting if i not in used)
+        best, best_ratio = -1, REWRITE_SIMILARITY
+        matcher.set_seq2(mine)
+        for index, common in shared.most_common(MAX_CANDIDATES):
+            if 2 * common / (len(mine) + len(words[index])) < best_ratio:
+                continue  # cannot reach the best ratio so far (a ratio counts at most the words in common)
+            matcher.set_seq1(words[index])
+            ratio = matcher.ratio()
+            better = ratio > best_ratio or (ratio == best_ratio and best < 0)
+            if better or (ratio == best_ratio and olds[index][1].tag == item[1].tag != olds[best][1].tag):
+                best, best_ratio = index, ratio
+        if best < 0:
+            left.append(item)
+        else:
+            used.add(best)
+            pairs.append((olds[best], item))
+    return pairs, left
+
+
+def removed_claims(versions: list[tuple[str, bytes | None, bytes | None]]) -> list[tuple[str, LineClaim]]:
+    """The claims a proposal takes out of the field: on a page it retires, or gone from a page it
+    rewrites with their text nowhere in what it writes (what ``proposal_tag_changes`` matches
+    another proposal's added claims against)."""
+    kept = {claim.key for _, _, after in versions for claim in _current_claims(after)}
+    return [
+        (path, claim)
+        for path, before, after in versions
+        if before != after
+        for claim in claims_of_bytes(before or b"")
+        if claim.key and claim.key not in kept
+    ]

@@ -22,7 +22,7 @@ from memtui.field.check_memo import CheckMemo
 from memtui.field.checks import ERROR, INFO, WARNING, Finding, field_findings
 from memtui.field.claims import Claim, KeptEntry, claims_in_page_order
 from memtui.field.field import Field
-from memtui.field.history import STALE, SUPERSEDED, History
+from memtui.field.history import STALE, SUPERSEDED, UNRECORDED, History
 from memtui.field.page import PageInfo
 from memtui.render.glyphs import PENDING
 from memtui.session.loaded import loaded_context
@@ -233,7 +233,7 @@ def _count(counts: Counter[str], row: PageRow, sign: int) -> None:
         counts["tainted_sessions"] += sign  # not in the review queue (memtui quarantine list agrees)
     else:
         counts[row.trust] += sign
-    if row.status in (SUPERSEDED, STALE):
+    if row.status in (SUPERSEDED, STALE, UNRECORDED):
         counts[row.status] += sign
     if row.errors or row.warnings:
         counts["with_findings"] += sign

@@ -1,9 +1,10 @@
 """The page list as it was last shown, so a re-launch shows it before anything is parsed.
 
 After each analysis the app writes every row (title, kind, subject, badges...) with
-the size and modification time of the page it describes to ``rows.json`` in the
-field's cache folder. On the next launch, right after the folder scan, rows whose
-page has the same size and time are shown at once; other pages show as "reading"
+the size, modification time and ident (change time, inode, device) of the page it
+describes to ``rows.json`` in the field's cache folder. On the next launch, right after
+the folder scan, rows whose page has the same stamp are shown at once (size and mtime
+alone are the writer's to set back: a same-size rewrite would keep a "reviewed" row); other pages show as "reading"
 until the field is loaded. The file is a disposable cache like the others: a
 missing or damaged one only means the list fills in a moment later. Its first
 line carries an HMAC of the rest made with the user's key, so rows forged by
@@ -31,13 +32,25 @@ ROW_CACHE = "rows.json"
 
 
 class OnDisk(Protocol):
-    """What the row cache needs of a page: its size and modification time (a ``PageInfo``, a ``ScanEntry``)."""
+    """What the row cache needs of a page: its size, modification time and ident (a ``PageInfo``, a ``ScanEntry``)."""
 
     @property
     def size(self) -> int: ...
 
     @property
     def mtime_ns(self) -> int: ...
+
+    @property
+    def ident(self) -> tuple[int, int, int] | None: ...
+
+
+_STAMP = 5  # size, mtime_ns, ctime_ns, inode, device: the first items of a cached row
+
+
+def _stamp(page: OnDisk) -> list[int] | None:
+    """The stamp a row is kept with; None for a page not read from disk (its row is not kept)."""
+    ident = page.ident
+    return None if ident is None else [page.size, page.mtime_ns, *ident]
 
 
 _FIELDS = ("title", "kind", "subject", "updated", "trust", "status", "errors", "warnings", "proposals")
@@ -62,9 +75,10 @@ def load_rows(cache_dir: Path, entries: list[ScanEntry]) -> dict[str, PageRow]:
     for entry in entries:
         hit = cached.get(entry.path) if isinstance(cached, dict) else None
         row = None
-        if isinstance(hit, list) and len(hit) == len(_FIELDS) + 2 and hit[:2] == [entry.size, entry.mtime_ns]:
+        stamp = _stamp(entry)
+        if isinstance(hit, list) and len(hit) == len(_FIELDS) + _STAMP and stamp is not None and hit[:_STAMP] == stamp:
             try:
-                row = make_cells(PageRow(entry.path, *hit[2:]))
+                row = make_cells(PageRow(entry.path, *hit[_STAMP:]))
             except TypeError:
                 row = None
         rows[entry.path] = row if row is not None else pending_row(entry.path)
@@ -79,29 +93,33 @@ class RowCacheWriter:
     encodes the rows that changed."""
 
     def __init__(self) -> None:
-        self._parts: dict[str, tuple[PageRow, int, int, bytes]] = {}
+        # path -> (row, [size, mtime_ns], ident, the row's bytes as last written)
+        self._parts: dict[str, tuple[PageRow, list[int], tuple[int, int, int], bytes]] = {}
         self._lock = threading.Lock()  # a worker's write, and the last one as the app closes
 
     def save(self, cache_dir: Path, rows: dict[str, PageRow], pages: Mapping[str, OnDisk]) -> None:
-        """Write the rows of pages whose size and time are known (``pages``: path -> an object
-        with ``size`` and ``mtime_ns``), best effort."""
+        """Write the rows of pages whose stamp is known (``pages``: path -> an object with
+        ``size``, ``mtime_ns`` and ``ident``), best effort."""
         with self._lock:
             self._save(cache_dir, rows, pages)
 
     def _save(self, cache_dir: Path, rows: dict[str, PageRow], pages: Mapping[str, OnDisk]) -> None:
         kept = self._parts
-        parts: dict[str, tuple[PageRow, int, int, bytes]] = {}
+        parts: dict[str, tuple[PageRow, list[int], tuple[int, int, int], bytes]] = {}
         for path, row in rows.items():
             info = pages.get(path)
             if info is None or row.trust == PENDING:
                 continue
-            size, mtime = info.size, info.mtime_ns
+            ident = info.ident
+            if ident is None:
+                continue
+            size_mtime = [info.size, info.mtime_ns]
             part = kept.get(path)
-            if part is None or part[0] is not row or part[1] != size or part[2] != mtime:
+            if part is None or part[0] is not row or part[1] != size_mtime or part[2] != ident:
                 encoded = json.dumps(
-                    {path: [size, mtime, *(getattr(row, name) for name in _FIELDS)]}, separators=(",", ":")
+                    {path: [*size_mtime, *ident, *(getattr(row, name) for name in _FIELDS)]}, separators=(",", ":")
                 ).encode()[1:-1]
-                part = (row, size, mtime, encoded)
+                part = (row, size_mtime, ident, encoded)
             parts[path] = part
         self._parts = parts
         body = b"{" + b",".join([part[3] for part in parts.values()]) + b"}"

@@ -7,7 +7,7 @@ from typing import Any
 
 from memtui.field import trust as trust_mod
 from memtui.field.checks import ERROR, WARNING, Finding
-from memtui.field.history import STALE, SUPERSEDED
+from memtui.field.history import STALE, SUPERSEDED, UNRECORDED
 from memtui.render.glyphs import BADGES, PENDING, severity_counts
 from memtui.textsafety import one_line
 
@@ -54,6 +54,8 @@ class PageRow:
             out.append("superseded")
         elif self.status == STALE:
             out.append("stale")
+        elif self.status == UNRECORDED:
+            out.append("unrecorded")
         elif self.status == PENDING:
             out.append("loading")
         if self.errors or self.warnings:

@@ -573,3 +573,154 @@ def previous_blobs(root: Path, paths: Mapping[str, object], *, commits: int = 10
         out[path] = output[pos : pos + size]
         pos += size + 1
     return out
+
+
+def recent_page_blobs(
+    root: Path, *, commits: int = 200, max_blobs: int = 2000, max_bytes: int = 2 * 1024 * 1024
+) -> list[tuple[str, bytes]]:
+    """``(path, bytes)`` of every version of a ``*.md`` page on either side of the last ``commits``
+    commits on HEAD (each blob once, regular files only), newest commit first.
+
+    Why: the claims lens asks what tag a claim *ever* had. Looking at a page's previous
+    revision only, one more commit (or an uncommitted edit) after ``[suggested]`` became
+    ``[stated]`` hid the promotion, and a claim moved to another page in a commit was never
+    seen. Three git commands whatever the history holds (``log --raw``, ``cat-file
+    --batch-check``, ``cat-file --batch``), at most ``max_blobs`` versions of at most
+    ``max_bytes`` each: bounded on a repository of a million commits.
+    """
+    if head(root) is None:
+        return []
+    log = run(
+        root, "log", f"--max-count={commits}", "--no-renames", "--raw", "--no-abbrev", "-z", "--format=", "HEAD"
+    ).stdout
+    wanted: dict[str, str] = {}  # blob -> a path it had
+    tokens = log.split(b"\x00")
+    index = 0
+    while index < len(tokens) and len(wanted) < max_blobs:
+        meta = tokens[index].lstrip(b"\n").decode("ascii", "replace")
+        index += 1
+        if not meta.startswith(":"):
+            continue
+        path = tokens[index].decode("utf-8", "surrogateescape") if index < len(tokens) else ""
+        index += 1
+        parts = meta[1:].split(" ")
+        if len(parts) < 5 or not path.endswith(".md"):
+            continue
+        for mode, blob in ((parts[0], parts[2]), (parts[1], parts[3])):
+            if mode in (MODE_FILE, MODE_EXEC) and blob != ZERO_SHA and blob.strip("0") and len(wanted) < max_blobs:
+                wanted.setdefault(blob, path)
+    if not wanted:
+        return []
+    order = list(wanted)
+    checked = run(root, "cat-file", "--batch-check", input="\n".join(order).encode("ascii") + b"\n").stdout
+    small = []
+    for blob, line in zip(order, checked.decode("ascii", "replace").splitlines()):
+        bits = line.split(" ")
+        if len(bits) == 3 and bits[1] == "blob" and bits[2].isdigit() and int(bits[2]) <= max_bytes:
+            small.append(blob)
+    if not small:
+        return []
+    output = run(root, "cat-file", "--batch", input="\n".join(small).encode("ascii") + b"\n").stdout
+    out: list[tuple[str, bytes]] = []
+    pos = 0
+    for blob in small:
+        end = output.find(b"\n", pos)
+        if end < 0:
+            break
+        header = output[pos:end].split(b" ")
+        pos = end + 1
+        if len(header) < 3 or header[1] != b"blob":
+            continue
+        size = int(header[2])
+        out.append((wanted[blob], output[pos : pos + size]))
+        pos += size + 1
+    return out
+
+
+# ---------------------------------------------------------------- batched reads (many branches at once)
+
+
+def rev_list_parents(root: Path, tips: list[str], *, exclude: str, limit: int) -> list[tuple[str, list[str]]]:
+    """``(commit, parents)`` of every commit reachable from ``tips`` and not from ``exclude``,
+    children before parents (``--topo-order``), at most ``limit`` of them: one command for any
+    number of branches (the revisions go on stdin, never on the command line)."""
+    if not tips:
+        return []
+    request = "\n".join([*tips, f"^{exclude}"]).encode("ascii") + b"\n"
+    result = run(root, "rev-list", "--parents", "--topo-order", f"--max-count={limit}", "--stdin", input=request)
+    out = []
+    for line in _out(result).splitlines():
+        shas = line.split()
+        if shas:
+            out.append((shas[0], shas[1:]))
+    return out
+
+
+def _batch(root: Path, mode: str, names: list[str]) -> bytes:
+    return run(root, "cat-file", mode, input="\n".join(names).encode("ascii") + b"\n").stdout
+
+
+def object_sizes(root: Path, names: list[str]) -> dict[str, tuple[str, int]]:
+    """``name -> (type, size)`` of each object that exists, in one ``cat-file --batch-check``."""
+    if not names:
+        return {}
+    out: dict[str, tuple[str, int]] = {}
+    for name, line in zip(names, _batch(root, "--batch-check", names).decode("ascii", "replace").splitlines()):
+        bits = line.split(" ")
+        if len(bits) == 3 and bits[2].isdigit():
+            out[name] = (bits[1], int(bits[2]))
+    return out
+
+
+def read_objects(root: Path, names: list[str]) -> dict[str, tuple[str, bytes]]:
+    """``name -> (type, bytes)`` of each object that exists, in one ``cat-file --batch`` (the caller
+    asks ``object_sizes`` first when the objects may be large)."""
+    if not names:
+        return {}
+    output = _batch(root, "--batch", names)
+    out: dict[str, tuple[str, bytes]] = {}
+    pos = 0
+    for name in names:
+        end = output.find(b"\n", pos)
+        if end < 0:
+            break
+        header = output[pos:end].split(b" ")
+        pos = end + 1
+        if len(header) < 3 or not header[2].isdigit():
+            continue  # "<name> missing"
+        size = int(header[2])
+        out[name] = (header[1].decode("ascii", "replace"), output[pos : pos + size])
+        pos += size + 1
+    return out
+
+
+def read_commits(root: Path, shas: list[str]) -> dict[str, Commit]:
+    """Several commits read in one command."""
+    return {sha: _parse_commit(sha, raw) for sha, (kind, raw) in read_objects(root, shas).items() if kind == "commit"}
+
+
+def diff_trees(root: Path, pairs: list[tuple[str, str]]) -> list[list[TreeChange]]:
+    """``diff_tree(old, new)`` for every pair, in one ``diff-tree --stdin`` (each line ``new old``
+    compares the commit ``new`` with ``old`` as its parent; ``--always`` gives every line its header)."""
+    if not pairs:
+        return []
+    request = "".join(f"{new} {old}\n" for old, new in pairs).encode("ascii")
+    result = run(root, "diff-tree", "--stdin", "--always", "-r", "-z", "--raw", "--no-renames", input=request)
+    fields = result.stdout.split(b"\x00")
+    sections: list[list[TreeChange]] = []
+    index = 0
+    while index < len(fields):
+        meta = fields[index].strip(b"\n").decode("ascii", "replace")
+        index += 1
+        if not meta:
+            continue
+        if not meta.startswith(":"):
+            sections.append([])  # the header of the next pair
+            continue
+        path = fields[index].decode("utf-8", "surrogateescape") if index < len(fields) else ""
+        index += 1
+        parts = meta[1:].split(" ")
+        if len(parts) >= 5 and sections:
+            old_mode, new_mode, old_blob, new_blob, status = parts[:5]
+            sections[-1].append(TreeChange(status[:1], old_mode, new_mode, old_blob, new_blob, path))
+    return sections

@@ -4,26 +4,24 @@ Line based, like ``diff3``/``git merge-file``: lines are compared with their
 endings, so CRLF pages and lines nobody touched keep their exact bytes. Where
 only one side changed a region, that side wins; where both made the same change,
 it is taken once; where both changed the same lines differently, the region is a
-*conflict* and both sides are kept with the base (``Conflict``). Edits to
-neighbouring lines of a region that both sides rewrote line for line are merged
-line by line, so two people fixing two different lines never conflict.
+*conflict* and both sides are kept with the base (``Conflict``). Only a line
+neither side changed anchors the merge: changes of the two sides with no such
+line between them (adjacent, not only overlapping) are one region, so repeated
+lines can never pair a change with the wrong place (a line the reviewer deleted
+put back, a heading added twice). Where both sides only rewrote lines one for
+one, the region is merged line by line, so two people fixing two different
+lines never conflict.
 
-``keep_copy`` stores a version the human might still want (their edits, when a
-conflict is resolved for the other side) under ``.memtui/conflicts/``: never as
-a page in the field, where it would be a second current version with the same
-``id``.
+A version the human might still want (their edits, when a conflict is resolved
+for the other side) is kept under ``.memtui/conflicts/`` by ``memtui.tui.unsaved``
+(``keep_copy``: through the state writer, recorded and signed), never as a page in
+the field, where it would be a second current version with the same ``id``.
 """
 
 from __future__ import annotations
 
-import datetime as _dt
 import difflib
-import re
 from dataclasses import dataclass, field
-from pathlib import Path, PurePosixPath
-
-from memtui.store import locations
-from memtui.store.safe_write import check_relpath, write_internal_file
 
 MINE = "mine"
 THEIRS = "theirs"
@@ -112,67 +110,169 @@ def _lines(data: bytes) -> tuple[list[str], bool]:
     return (text[1:] if bom else text).splitlines(keepends=True), bom
 
 
-def _matches(base: list[str], other: list[str]) -> dict[int, int]:
-    """base line index -> other line index, for lines the two share (monotonic)."""
-    matcher = difflib.SequenceMatcher(None, base, other, autojunk=False)
-    pairs: dict[int, int] = {}
-    for block in matcher.get_matching_blocks():
-        for offset in range(block.size):
-            pairs[block.a + offset] = block.b + offset
+@dataclass(frozen=True, slots=True)
+class _Hunk:
+    """One side's change: base lines ``[start, end)`` replaced by ``lines`` (an insertion when empty)."""
+
+    start: int
+    end: int
+    lines: tuple[str, ...]
+
+    @property
+    def line_for_line(self) -> bool:
+        """A rewrite of existing lines, one new line for each old one (no line added or removed)."""
+        return self.end > self.start and len(self.lines) == self.end - self.start
+
+
+# Above this many cells (lines of base by lines of the other version, between their common
+# start and end) the exact alignment is not computed and difflib's is used.
+_EXACT_CELLS = 1_000_000  # about 0.1 s and 8 MB
+
+
+def _hunks(base: list[str], other: list[str]) -> list[_Hunk]:
+    """What ``other`` changed in ``base``, in base order: the fewest lines changed (a longest
+    common subsequence). difflib's longest-block-first matching could explain an inserted line
+    among repeated ones as "inserted two, deleted one further down": a deletion the other side
+    also made was then taken as the same change, and the other side's edit was lost."""
+    head = 0
+    while head < len(base) and head < len(other) and base[head] == other[head]:
+        head += 1
+    tail = 0
+    while tail < len(base) - head and tail < len(other) - head and base[-1 - tail] == other[-1 - tail]:
+        tail += 1
+    a, b = base[head : len(base) - tail], other[head : len(other) - tail]
+    if not a and not b:
+        return []
+    if len(a) * len(b) > _EXACT_CELLS:
+        matcher = difflib.SequenceMatcher(None, a, b, autojunk=False)
+        pairs = [(block.a + n, block.b + n) for block in matcher.get_matching_blocks() for n in range(block.size)]
+    else:
+        pairs = _lcs(a, b)
+    hunks: list[_Hunk] = []
+    i = j = 0
+    for x, y in [*pairs, (len(a), len(b))]:
+        if x > i or y > j:
+            hunks.append(_Hunk(head + i, head + x, tuple(b[j:y])))
+        i, j = x + 1, y + 1
+    return hunks
+
+
+def _lcs(a: list[str], b: list[str]) -> list[tuple[int, int]]:
+    """The index pairs of a longest common subsequence of ``a`` and ``b`` (dynamic programming)."""
+    rows = [[0] * (len(b) + 1) for _ in range(len(a) + 1)]
+    for x in range(len(a) - 1, -1, -1):
+        row, below = rows[x], rows[x + 1]
+        ax = a[x]
+        for y in range(len(b) - 1, -1, -1):
+            row[y] = below[y + 1] + 1 if ax == b[y] else max(below[y], row[y + 1])
+    pairs: list[tuple[int, int]] = []
+    x = y = 0
+    while x < len(a) and y < len(b):
+        if a[x] == b[y]:
+            pairs.append((x, y))
+            x, y = x + 1, y + 1
+        elif rows[x + 1][y] >= rows[x][y + 1]:
+            x += 1
+        else:
+            y += 1
     return pairs
 
 
-def _chunk(
-    result: MergeResult, base: list[str], mine: list[str], theirs: list[str], starts: tuple[int, int, int]
-) -> None:
-    if mine == base:
-        if theirs:
-            result.chunks.append(tuple(theirs))
-        return
-    if theirs == base or theirs == mine:
-        if mine:
-            result.chunks.append(tuple(mine))
-        return
-    if len(base) == len(mine) == len(theirs):
-        # Both rewrote this region line for line: merge each line on its own.
-        lines: list[str] = []
-        for offset, (b, m, t) in enumerate(zip(base, mine, theirs)):
-            if m == b or m == t:
-                lines.append(t)
-            elif t == b:
-                lines.append(m)
-            else:
-                if lines:
-                    result.chunks.append(tuple(lines))
-                    lines = []
-                result.chunks.append(
-                    Conflict(starts[0] + offset + 1, (b,), starts[1] + offset + 1, (m,), starts[2] + offset + 1, (t,))
-                )
-        if lines:
-            result.chunks.append(tuple(lines))
-        return
-    result.chunks.append(Conflict(starts[0] + 1, tuple(base), starts[1] + 1, tuple(mine), starts[2] + 1, tuple(theirs)))
+def _apply(base: list[str], start: int, end: int, hunks: list[_Hunk]) -> tuple[str, ...]:
+    """Base lines ``[start, end)`` with ``hunks`` (all inside that range) applied."""
+    out: list[str] = []
+    at = start
+    for hunk in hunks:
+        out.extend(base[at : hunk.start])
+        out.extend(hunk.lines)
+        at = hunk.end
+    out.extend(base[at:end])
+    return tuple(out)
+
+
+def _groups(mine: list[_Hunk], theirs: list[_Hunk]) -> list[tuple[int, int, list[_Hunk], list[_Hunk]]]:
+    """The changes of both sides in groups that touch: ``(start, end, mine's, theirs')``.
+
+    Two changes belong together when they share a base line *or merely touch* (one ends where
+    the other starts, an insertion at the edge of a rewrite): only a base line neither side
+    changed is a stable anchor. Anchoring between adjacent changes is what let a "clean" merge
+    of a page with repeated lines (``---``, blank lines, a heading used twice) put back a line
+    the reviewer deleted, or add a heading twice."""
+    tagged = sorted([(h.start, h.end, 0, h) for h in mine] + [(h.start, h.end, 1, h) for h in theirs])
+    groups: list[tuple[int, int, list[_Hunk], list[_Hunk]]] = []
+    for start, end, side, hunk in tagged:
+        if groups and start <= groups[-1][1]:
+            lo, hi, ours, other = groups[-1]
+            groups[-1] = (lo, max(hi, end), ours, other)
+        else:
+            groups.append((start, end, [], []))
+        (groups[-1][2] if side == 0 else groups[-1][3]).append(hunk)
+    return groups
+
+
+def _line_for_line(
+    result: MergeResult, base: list[str], group: tuple[int, int, list[_Hunk], list[_Hunk]], starts: tuple[int, int]
+) -> bool:
+    """Merge a group where both sides only rewrote lines one for one, each line on its own (two
+    people fixing two neighbouring lines do not conflict: no line moved, so every line's place is
+    certain). False, nothing added, when the group is not such a one."""
+    lo, hi, mine, theirs = group
+    if not all(hunk.line_for_line for hunk in mine + theirs):
+        return False
+    mine_at = {hunk.start + n: line for hunk in mine for n, line in enumerate(hunk.lines)}
+    theirs_at = {hunk.start + n: line for hunk in theirs for n, line in enumerate(hunk.lines)}
+    lines: list[str] = []
+    for index in range(lo, hi):
+        b = base[index]
+        m, t = mine_at.get(index, b), theirs_at.get(index, b)
+        if m == b or m == t:
+            lines.append(t)
+        elif t == b:
+            lines.append(m)
+        else:
+            if lines:
+                result.chunks.append(tuple(lines))
+                lines = []
+            offset = index - lo
+            result.chunks.append(Conflict(index + 1, (b,), starts[0] + offset + 1, (m,), starts[1] + offset + 1, (t,)))
+    if lines:
+        result.chunks.append(tuple(lines))
+    return True
 
 
 def merge3(base: bytes, mine: bytes, theirs: bytes) -> MergeResult:
-    """Merge ``mine`` and ``theirs``, both edited from ``base``."""
+    """Merge ``mine`` and ``theirs``, both edited from ``base``.
+
+    Each side's changes are found against the base; a base line neither side changed is a
+    stable anchor, and changes of the two sides that overlap or touch (no stable line between
+    them) are one region: taken once when both made the same change, merged line by line when
+    both only rewrote lines one for one, else a ``Conflict``. So a clean result always holds
+    every change of each side exactly where it was made."""
     base_lines, base_bom = _lines(base)
     mine_lines, mine_bom = _lines(mine)
     theirs_lines, theirs_bom = _lines(theirs)
     result = MergeResult(bom=theirs_bom if mine_bom == base_bom else mine_bom)
-    to_mine = _matches(base_lines, mine_lines)
-    to_theirs = _matches(base_lines, theirs_lines)
-    i = j = k = 0
-    for anchor in range(len(base_lines)):
-        if anchor not in to_mine or anchor not in to_theirs:
-            continue
-        m, t = to_mine[anchor], to_theirs[anchor]
-        if anchor < i or m < j or t < k:
-            continue
-        _chunk(result, base_lines[i:anchor], mine_lines[j:m], theirs_lines[k:t], (i, j, k))
-        result.chunks.append((base_lines[anchor],))
-        i, j, k = anchor + 1, m + 1, t + 1
-    _chunk(result, base_lines[i:], mine_lines[j:], theirs_lines[k:], (i, j, k))
+    at = 0  # base lines before ``at`` are in the result
+    shift_mine = shift_theirs = 0  # how many lines each side added (or removed) before ``at``
+    for group in _groups(_hunks(base_lines, mine_lines), _hunks(base_lines, theirs_lines)):
+        lo, hi, ours, other = group
+        if at < lo:
+            result.chunks.append(tuple(base_lines[at:lo]))
+        mine_version = _apply(base_lines, lo, hi, ours)
+        theirs_version = _apply(base_lines, lo, hi, other)
+        starts = (lo + shift_mine, lo + shift_theirs)
+        if not ours or not other or mine_version == theirs_version:
+            if mine_version if ours else theirs_version:
+                result.chunks.append(mine_version if ours else theirs_version)
+        elif not _line_for_line(result, base_lines, group, starts):
+            result.chunks.append(
+                Conflict(lo + 1, tuple(base_lines[lo:hi]), starts[0] + 1, mine_version, starts[1] + 1, theirs_version)
+            )
+        shift_mine += len(mine_version) - (hi - lo)
+        shift_theirs += len(theirs_version) - (hi - lo)
+        at = hi
+    if at < len(base_lines):
+        result.chunks.append(tuple(base_lines[at:]))
     return result
 
 
@@ -182,47 +282,10 @@ def has_markers(text: str) -> bool:
     return MARK_MINE in lines or MARK_THEIRS in lines
 
 
-def keep_copy(
-    root: Path, relpath: str, data: bytes, *, now: _dt.datetime | None = None, folder: str = CONFLICTS_DIR
-) -> str:
-    """Store ``data`` as ``.memtui/<folder>/<relpath>.<time>.md``; return that path (relative to the field).
-
-    Not a page: memtui never scans ``.memtui/``, so the copy cannot become a
-    second version of the page. Nothing there is overwritten.
-    """
-    clean = check_relpath(relpath)
-    stamp = (now or _dt.datetime.now()).strftime("%Y%m%d-%H%M%S")
-    stem = PurePosixPath(clean)
-    base = PurePosixPath(locations.STATE_DIR_NAME, folder, *stem.parent.parts)
-    number = 1
-    while True:
-        suffix = f".{number}" if number > 1 else ""
-        candidate = base / f"{stem.stem}.{stamp}{suffix}{stem.suffix}"
-        target = Path(root).joinpath(*candidate.parts)
-        if not target.exists():
-            break
-        number += 1
-    write_internal_file(target, data)
-    return candidate.as_posix()
-
-
-def kept_copies(root: Path, relpath: str, *, folder: str = UNSAVED_DIR) -> list[str]:
-    """Copies of ``relpath`` kept under ``.memtui/<folder>/``, newest name last."""
-    stem = PurePosixPath(relpath)
-    where = Path(root).joinpath(locations.STATE_DIR_NAME, folder, *stem.parent.parts)
-    if not where.is_dir():
-        return []
-    pattern = re.compile(rf"{re.escape(stem.stem)}\.\d{{8}}-\d{{6}}(\.\d+)?{re.escape(stem.suffix)}")
-    found = sorted(p.name for p in where.iterdir() if pattern.fullmatch(p.name))
-    return [PurePosixPath(locations.STATE_DIR_NAME, folder, *stem.parent.parts, name).as_posix() for name in found]
-
-
 __all__ = [
     "Conflict",
     "MergeResult",
     "merge3",
-    "keep_copy",
-    "kept_copies",
     "has_markers",
     "MINE",
     "THEIRS",

@@ -15,6 +15,11 @@ with, and is replaced the same way. A key file that is a symlink, or not a
 regular file, is never read through or replaced: ``key_status()`` says what is
 wrong with it.
 
+Records about a field that must not be editable from the field (the anchored
+head of its ledger, the apply journals it has open) are kept beside the key,
+``~/.config/memtui/fields/<sha256 of the field's resolved path>.<kind>.json``,
+signed with it (``write_record`` / ``read_record``).
+
 If the key cannot be stored or read, a key for this process only is used:
 signed caches written now then do not verify in the next run (they are
 rebuilt), and the review ledger refuses to record a decision (it would be
@@ -246,3 +251,76 @@ class Hasher:
 
     def hexdigest(self) -> str:
         return self._mac.hexdigest()
+
+
+# --------------------------------------------------------------------------- records kept outside the field
+
+RECORDS_DIR = "fields"  # under the user's config folder, beside the key: one record file per field and kind
+_MAX_RECORD_BYTES = 1 << 20
+
+
+def field_id(root: str | os.PathLike[str]) -> str:
+    """The identity of a field: sha256 of its resolved path (a copy elsewhere is another field)."""
+    return hashlib.sha256(os.fsencode(os.path.realpath(root))).hexdigest()
+
+
+def record_path(root: str | os.PathLike[str], kind: str) -> str:
+    """Where memtui keeps its ``kind`` record about a field, outside it (an agent writing the
+    field cannot reach it): ``~/.config/memtui/fields/<field id>.<kind>.json``."""
+    return os.fspath(locations.user_config_dir() / RECORDS_DIR / f"{field_id(root)}.{kind}.json")
+
+
+def read_record(root: str | os.PathLike[str], kind: str) -> tuple[dict[str, Any] | None, str | None]:
+    """(the signed body, None), (None, None) when there is no record, (None, why) when it does not verify.
+
+    Never read through a link; bounded; the body must name this field.
+    """
+    path = record_path(root, kind)
+    flags = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_NONBLOCK", 0)
+    try:
+        fd = os.open(path, flags)
+    except FileNotFoundError:
+        return None, None
+    except OSError as exc:
+        return None, f"cannot read {path}: {exc.strerror or exc}"
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            return None, f"{path} is not a regular file"
+        data = b""
+        while len(data) <= _MAX_RECORD_BYTES and (chunk := os.read(fd, _MAX_RECORD_BYTES + 1 - len(data))):
+            data += chunk
+    except OSError as exc:
+        return None, f"cannot read {path}: {exc.strerror or exc}"
+    finally:
+        os.close(fd)
+    try:
+        value = json.loads(data.decode("utf-8"))
+    except (ValueError, UnicodeDecodeError):
+        return None, f"{path} is damaged"
+    if not isinstance(value, dict):
+        return None, f"{path} is damaged"
+    body = {key: item for key, item in value.items() if key != "mac"}
+    if not verify_json(body, value.get("mac")) or body.get("field") != os.path.realpath(root):
+        return None, f"{path} is not signed with this machine's key for this field"
+    return body, None
+
+
+def write_record(root: str | os.PathLike[str], kind: str, body: dict[str, Any]) -> None:
+    """Write a signed record about a field atomically (temp file, fsync, rename; mode 0600)."""
+    path = record_path(root, kind)
+    folder = os.path.dirname(path)
+    os.makedirs(folder, mode=0o700, exist_ok=True)
+    full = dict(body, field=os.path.realpath(root))
+    full["mac"] = sign_json(full)
+    tmp = os.path.join(folder, f".{os.path.basename(path)}.{secrets.token_hex(6)}.tmp")
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0), 0o600)
+    try:
+        try:
+            os.write(fd, json.dumps(full, sort_keys=True).encode("utf-8"))
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+        os.replace(tmp, path)
+    finally:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)

@@ -123,8 +123,16 @@ class MemtuiApp(App[int]):
         except ScreenStackError:
             pass
 
+    _hangup_guard: unsaved.HangupGuard | None = None  # watching the terminal (a real one only)
+
     def _catch_hangup(self) -> None:
-        """Closing the terminal window (SIGHUP) keeps unsaved edits under .memtui/unsaved/ first."""
+        """Closing the terminal window (SIGHUP) keeps unsaved edits under .memtui/unsaved/ first.
+
+        The guard also watches the terminal itself and ends the process if exiting gets
+        stuck, so a closed terminal never leaves memtui running with the writer lock
+        (``unsaved.HangupGuard``)."""
+        self._hangup_guard = unsaved.HangupGuard(self, self._hang_up)
+        self._hangup_guard.start()
         try:
             loop = asyncio.get_running_loop()
             for number in (signal.SIGHUP, signal.SIGTERM):
@@ -133,8 +141,7 @@ class MemtuiApp(App[int]):
             pass  # no such signals here (Windows); Textual's own handling applies
 
     def _hang_up(self) -> None:
-        unsaved.keep_unsaved_edits(self)
-        self.exit(return_code=129)
+        unsaved.hang_up(self, self._hangup_guard)
 
     async def action_quit(self) -> None:
         """Quit, but never drop unsaved edits without asking."""

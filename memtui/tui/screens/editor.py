@@ -11,6 +11,10 @@
   side by side, and the focused choice keeps both sides in the editor, marked,
   for the human to finish. Your version is also kept under ``.memtui/conflicts/``
   (never as a second page). If the page was deleted: recreate or discard.
+- What the reviewer sees is what gets saved and signed: when the text being saved
+  is marked reviewed (``reviewed: true``, ``reviewed_by``), a change from disk is
+  never merged into it unseen: the incoming lines are shown, the merge is put in
+  the editor and nothing is written until the reviewer saves it again.
 - Opens at the line the reader was on; ``ctrl+f`` finds in the page, ``ctrl+g``
   goes to a line.
 - Helpers for auditing: tag the current line, strike it through as superseded
@@ -20,6 +24,8 @@
 from __future__ import annotations
 
 import datetime as _dt
+import difflib
+import os
 import re
 from collections import Counter
 from pathlib import Path
@@ -40,6 +46,7 @@ from memtui.field import frontmatter
 from memtui.field.body import LIST_MARKER_RE, TAG_RE
 from memtui.field.checks import page_findings
 from memtui.field.page import info_from_bytes, parse_bytes
+from memtui.field.trust import is_reviewed_value
 from memtui.review import ledger
 from memtui.session.events import PagesChanged
 from memtui.store import gitrepo, merge3
@@ -47,7 +54,7 @@ from memtui.store.edit_buffer import EditBuffer, hidden_positions, open_buffer, 
 from memtui.store.files import read_bytes, sha256_bytes
 from memtui.store.safe_write import MUST_NOT_EXIST, write_page
 from memtui.textsafety import one_line, plural
-from memtui.tui import safe
+from memtui.tui import safe, unsaved
 from memtui.tui.context import AppEvent, Context, SessionScreen
 from memtui.tui.screens.dialogs import ChoiceDialog, TextDialog
 from memtui.tui.widgets.footer import MemtuiFooter
@@ -138,6 +145,43 @@ def _cell(lines: tuple[str, ...], style: str = "") -> Text:
     if not lines:
         return Text("(nothing)", style="italic")
     return Text("\n".join(one_line(line.rstrip("\r\n")) for line in lines), style=style)
+
+
+def _disk_notice(abspath: str | os.PathLike[str]) -> str:
+    """What saving will do now that another writer changed the page: said as ``save`` does it."""
+    if not os.path.lexists(abspath):
+        return "the file was deleted on disk since you opened it; saving asks whether to recreate it"
+    return (
+        "the file changed on disk since you opened it; saving merges those changes with yours, asks where "
+        "both changed the same or adjacent lines, and, if the page is marked reviewed, shows you the changes "
+        "and saves nothing"
+    )
+
+
+def _marked_reviewed(data: bytes) -> bool:
+    """Does the page's frontmatter say it was reviewed (``reviewed: true`` or a date, a ``reviewed_by``)?"""
+    meta = parse_bytes("page.md", data).frontmatter.data
+    return bool(meta.get("reviewed_by")) or is_reviewed_value(meta.get("reviewed"))
+
+
+_INCOMING_LINES = 40
+
+
+def _incoming(base: bytes, disk: bytes) -> Text:
+    """The lines another writer changed since the editor opened the page, made inert."""
+    old = base.decode("utf-8", "surrogateescape").splitlines()
+    new = disk.decode("utf-8", "surrogateescape").splitlines()
+    out = Text("Changed on disk since you opened the page (- removed, + added):\n")
+    shown = 0
+    for line in difflib.unified_diff(old, new, lineterm="", n=0):
+        if line.startswith(("---", "+++", "@@")):
+            continue
+        if shown == _INCOMING_LINES:
+            out.append("… more: read them in the editor\n", style="dim")
+            break
+        out.append(one_line(line, 300) + "\n", style="bold" if line.startswith("+") else "")
+        shown += 1
+    return out
 
 
 class MergeScreen(ModalScreen[str | None]):
@@ -259,15 +303,7 @@ class EditorScreen(SessionScreen):
             self.go_to_line(self.start_line)
             self.call_after_refresh(self.go_to_line, self.start_line)  # centred once the editor has its size
         self.query_one(TextArea).focus()
-        kept = merge3.kept_copies(self.root, self.path)
-        if kept:
-            safe.notify(
-                self,
-                f"edits to this page that were not saved when memtui last closed are kept in {kept[-1]}",
-                title="unsaved edits kept",
-                severity="warning",
-                timeout=10,
-            )
+        unsaved.announce_kept(self, self.root, self.path)  # only copies memtui recorded are the reviewer's
 
     # ------------------------------------------------------------------ state
     @property
@@ -312,7 +348,7 @@ class EditorScreen(SessionScreen):
         notice = self.query_one("#editor-notice", Static)
         text = Text()
         if self.disk_changed:
-            text.append("▲ the file changed on disk since you opened it; saving will ask what to do\n", style="bold")
+            text.append(f"▲ {_disk_notice(self.abspath)}\n", style="bold")
         if self.buffer and self.buffer.hidden_count:
             positions = hidden_positions(self.buffer, self.area.text)[:6]
             where = ", ".join(f"L{line}:{col} {what}" for line, col, what in positions)
@@ -361,10 +397,9 @@ class EditorScreen(SessionScreen):
             return
         self.disk_changed = True
         self._update_notice()
-        what = "was deleted" if result is None else "changed"
         safe.notify(
             self,
-            f"{self.path} {what} on disk; your edits are kept, saving will ask what to do",
+            f"{one_line(self.path)}: {_disk_notice(self.abspath)}; your edits are kept",
             severity="warning",
             timeout=6,
         )
@@ -628,6 +663,27 @@ class EditorScreen(SessionScreen):
                 if choice not in (merge3.MINE, merge3.THEIRS):
                     return False
                 data = merged.resolve(choice)
+            if _marked_reviewed(data):
+                # What the reviewer sees is what gets saved and signed: a review mark is never
+                # written over lines they have not seen. Show what came in, put the merge in the
+                # editor (the disk's version its base), write nothing: the next save signs it.
+                await self.app.push_screen_wait(
+                    ChoiceDialog(
+                        "The page changed on disk: read the changes before you sign it",
+                        _incoming(self.buffer.original, disk),
+                        [("show", "Show the merge in the editor")],
+                        variant_of={"show": "primary"},
+                    )
+                )
+                self._load_merge(disk, data)
+                safe.notify(
+                    self,
+                    f"{self.path} is marked reviewed: the changes made on disk are now in the editor, nothing "
+                    "was saved; read the page, then save to sign it",
+                    title="not saved yet",
+                    timeout=10,
+                )
+                return False
             expected = sha256_bytes(disk)  # what we merged with; a newer change still stops us
             merged_from_disk = True
         field = self.session.field
@@ -655,7 +711,7 @@ class EditorScreen(SessionScreen):
     def _keep_mine(self, data: bytes) -> str | None:
         """Your whole version, kept under .memtui/conflicts/ (never as a page)."""
         try:
-            return merge3.keep_copy(self.root, self.path, data)
+            return unsaved.keep_copy(self.root, self.path, data, folder=merge3.CONFLICTS_DIR)
         except (OSError, MemtuiError) as exc:
             safe.notify(self, f"could not keep a copy of your version: {exc}", severity="error", timeout=10)
             return None

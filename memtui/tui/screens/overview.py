@@ -100,11 +100,12 @@ class OverviewScreen(SessionScreen):
             (counts.get("unknown", 0), TRUST["unknown"].label(), "secondary"),
             (counts.get("superseded", 0), STATUS["superseded"].label(), "secondary"),
             (counts.get("stale", 0), STATUS["stale"].label(), "warning"),
+            (counts.get("unrecorded", 0), STATUS["unrecorded"].label(), "secondary"),
             (counts.get("with_findings", 0), FILTER_LABELS["findings"].label(), "warning"),
             (counts.get("proposals", 0), "✎ pending proposals", "accent"),
         ]
         for value, label, colour in rows:
-            if label.startswith("◇") and not value:
+            if (label.startswith("◇") or label == STATUS["unrecorded"].label()) and not value:
                 continue
             table.add_row(f"{value:,}", Text(label, style=colours.get(colour, "")), bar(value, total, 10))
         if counts.get("tainted_sessions"):

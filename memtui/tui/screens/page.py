@@ -18,7 +18,7 @@ from textual.widgets import Header, OptionList, Static
 from textual.widgets.option_list import Option
 
 from memtui.field.checks import SEVERITY_ORDER, check_page_local
-from memtui.field.history import CURRENT
+from memtui.field.history import CURRENT, UNRECORDED, age_evidence
 from memtui.field.page import (
     MAX_PARSE_BYTES,
     ParsedPage,
@@ -400,6 +400,8 @@ class PageScreen(SessionScreen):
             text.append(
                 f"   {s_glyph} {s_word}", style="bold" if status == CURRENT else f"bold {colours.get(s_colour, 'dim')}"
             )
+            if status == UNRECORDED and (age := age_evidence(info)) is not None:
+                text.append(f" ({age[0]}, by {age[1]})", style="dim")  # all there is to judge currency by
             if self.matches:
                 at = "" if self.match_index is None else f"{self.match_index + 1} of "
                 text.append(f"   match {at}{len(self.matches)} (n/N)", style="bold")

@@ -27,6 +27,7 @@ from textual.widgets import Header, OptionList, Static
 from textual.widgets.option_list import Option
 
 from memtui.errors import MemtuiError, StaleWriteError
+from memtui.field.trust import nothing_waiting
 from memtui.render.glyphs import TRUST
 from memtui.review import ledger
 from memtui.review import quarantine as quarantine_mod
@@ -354,7 +355,9 @@ class QuarantineScreen(FilterInPlace, SessionScreen):
         if target is None:
             widget.highlighted = None
             self.review = None
-            message = "no decisions yet" if self.show_decided else "✓ nothing waits for review"
+            analysis = self.session.analysis
+            counts = analysis.counts if analysis is not None else {}
+            message = "no decisions yet" if self.show_decided else nothing_waiting(counts)
             self.query_one("#review", Static).update(Text(message, style="bold"))
             return
         index = widget.get_option_index(target)

@@ -6,6 +6,10 @@ Project ...), ``tags``, ``permalink`` (a stable identifier); *observations*
 [[Target]]``, anywhere in the body. A category is the observation's kind
 (decision, method, risk ...): not one of memtui's source tags, and nothing to
 report; the format has no source tags, so memtui's tag rules do not apply.
+
+The format claims only the notes carrying its mark, a ``permalink:`` in the
+frontmatter (``owns``): one agent page with ``permalink:`` and ``- [note] x``
+in a field of memtui's format is read as basic-memory, and only that page.
 """
 
 from __future__ import annotations
@@ -22,6 +26,7 @@ RELATION_RE = re.compile(r"^\s*[-*]\s+([A-Za-z_][\w-]*)\s+\[\[([^\[\]|#\n]+)(?:[
 SUPERSEDES = {"supersedes", "replaces", "obsoletes"}
 SUPERSEDED_BY = {"superseded_by", "supersededby", "replaced_by", "obsoleted_by"}
 SAMPLE_PAGES = 60
+SHOWN_PAGES = 3  # marked pages the evidence names (what made the field read so)
 
 
 class BasicMemory(Dialect):
@@ -30,19 +35,31 @@ class BasicMemory(Dialect):
 
     def detect(self, ctx: DetectContext) -> list[Applied]:
         permalinks = observing = 0
+        marked: list[str] = []
         sampled = ctx.pages[:SAMPLE_PAGES]
         for path in sampled:
             head = ctx.head(path)
             if head.startswith("---") and re.search(r"^permalink:", head, re.MULTILINE):
                 permalinks += 1
                 observing += bool(OBSERVATION_RE.search(head))
+                marked.append(path)
         if not permalinks or not observing:
             return []
+        named = ", ".join(marked[:SHOWN_PAGES]) + (
+            f" and {len(marked) - SHOWN_PAGES} more" if len(marked) > SHOWN_PAGES else ""
+        )
         evidence = [
-            f"permalink in the frontmatter of {permalinks} of {len(sampled)} sampled pages",
+            f"permalink in the frontmatter of {permalinks} of {len(sampled)} sampled pages ({named})",
             f"observations (- [category] ...) in {observing}",
+            "read as basic-memory: only the pages with a permalink",
         ]
         return [Applied(self.name, "", evidence)]
+
+    def owns(self, applied: Applied, info: PageInfo) -> bool:
+        """A note carries the format's mark: a ``permalink:`` in its frontmatter. Every other page
+        is read as the field's other formats read it (a mark is knowledge about one page)."""
+        permalink = info.meta.get("permalink")
+        return isinstance(permalink, str) and bool(permalink.strip())
 
     def read(self, applied: Applied, info: PageInfo, root: Path, text: str) -> None:
         info.dialect = self.name

@@ -10,6 +10,11 @@ running logs: a timeline whose dates are record dates) and ``skills/``
 (instructions for the agent, not memory facts). The bootstrap files are loaded
 into every session. Instructions often name files by template
 (``memory/YYYY-MM-DD.md``): such a pointer is a pattern, not a broken link.
+
+The format claims only the files carrying its marks (``claims``): the bootstrap
+files, ``MEMORY.md``, ``memory/`` and ``skills/``. Two bootstrap names side by
+side (``USER.md`` beside memtui's ``IDENTITY.md``) add that knowledge; every
+other page of the folder is read as the field's other formats read it.
 """
 
 from __future__ import annotations
@@ -46,6 +51,13 @@ class OpenClaw(Dialect):
 
     def scope_paths(self, root: Path, names: set[str]) -> list[str]:
         return [".openclaw/workspace/"] if ".openclaw" in names else []
+
+    def claims(self, applied: Applied, path: str) -> bool:
+        """The workspace's own files only (see the module): never a page it has no word for."""
+        if not applied.covers(path):
+            return False
+        local = applied.local(path)
+        return local in BOOTSTRAP or local == "MEMORY.md" or local.startswith(("memory/", "skills/"))
 
     def detect(self, ctx: DetectContext) -> list[Applied]:
         found = []

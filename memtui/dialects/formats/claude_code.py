@@ -24,7 +24,7 @@ from typing import Any
 
 from memtui.dialects.base import Applied, DetectContext, Dialect
 from memtui.dialects.loading import ALWAYS, INSTRUCTIONS, MEMORY, ON_DEMAND, ON_MATCH, Cap, LoadedFile, Outside
-from memtui.field.body import FENCE_RE, lines_outside_fences, mask_code_spans
+from memtui.field.body import lines_outside_fences, mask_code_spans
 from memtui.field.checks import Finding, make_finding
 from memtui.field.field import FieldView
 from memtui.field.page import PageInfo
@@ -352,19 +352,8 @@ def _agent_view(text: str) -> dict[str, Any]:
 def _imports(text: str, skip_lines: int) -> list[tuple[str, int]]:
     """``@path`` imports outside code, as ``(target, line)``."""
     found: list[tuple[str, int]] = []
-    fence = ""
-    for number, line in enumerate(text.split("\n"), start=1):
-        if number <= skip_lines:
-            continue
-        marker = FENCE_RE.match(line)
-        if marker:
-            mark = marker.group(1)
-            if not fence:
-                fence = mark
-            elif mark[0] == fence[0] and len(mark) >= len(fence):
-                fence = ""
-            continue
-        if fence or "@" not in line:
+    for number, line in lines_outside_fences(text):
+        if number <= skip_lines or "@" not in line:
             continue
         for match in _IMPORT_RE.finditer(mask_code_spans(line) if "`" in line else line):
             target = match.group(1).rstrip(".,;:!?")
