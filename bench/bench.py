@@ -85,6 +85,8 @@ TARGETS = {
     "check_output_ratio": ("<= 1.5x --json", lambda v, n: v <= 1.5),
     "cli_warm_open_s": ("< 1.5 s at 100k", lambda v, n: v < 1.5),
     "cli_search_s": ("< 2 s at 100k", lambda v, n: v < 2),
+    "cli_version_s": ("<= 100 ms", lambda v, n: v <= 0.1),
+    "cli_help_s": ("<= 100 ms", lambda v, n: v <= 0.1),
 }
 
 
@@ -557,6 +559,14 @@ def _run_watched(command: list[str], env: dict | None = None) -> tuple[float, fl
     return elapsed, peak
 
 
+def _run_quick(command: list[str]) -> tuple[float, float]:
+    """Seconds of a command that ends in tens of milliseconds (``_run_watched`` samples every 50
+    ms, too coarse for it), and no RSS."""
+    started = time.perf_counter()
+    subprocess.run(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=True)
+    return time.perf_counter() - started, 0.0
+
+
 def _run_measured(argv: list[str]) -> tuple[float, float]:
     """Seconds and peak RSS (MB) of one ``memtui`` command in a fresh process."""
     return _run_watched([sys.executable, "-m", "memtui", *argv])
@@ -583,7 +593,8 @@ def measure_commands(ctx: BenchContext) -> dict:
     ``--json``), ``memtui index`` with nothing changed (the warm open) and ``memtui search``, on the
     index the build measurement made; seconds and the process's peak RSS, medians of three after
     a first run that writes the caches. Beside them, the floor of any warm open: a Python process
-    that lists the field and stats every file in it (``os.scandir``), doing nothing else."""
+    that lists the field and stats every file in it (``os.scandir``), doing nothing else. Then
+    ``--version``, ``--help`` and ``memtui context`` against a Python process that does nothing."""
     index = ["--index-dir", str(ctx.work / "index")]
     field = str(ctx.field)
     _run_measured(["check", field])  # the page and claims caches
@@ -594,12 +605,17 @@ def measure_commands(ctx: BenchContext) -> dict:
         "check_json": [_run_measured(["check", field, "--json"]) for _ in range(3)],
         "cli_warm_open": [_run_measured(["index", field, *index]) for _ in range(3)],
         "cli_search": [_run_measured(["search", field, query_words(script=ctx.script)[0], *index]) for _ in range(3)],
+        "cli_python_floor": [_run_quick([sys.executable, "-c", "pass"]) for _ in range(3)],
+        "cli_version": [_run_quick([sys.executable, "-m", "memtui", "--version"]) for _ in range(3)],
+        "cli_help": [_run_quick([sys.executable, "-m", "memtui", "--help"]) for _ in range(3)],
+        "cli_context": [_run_measured(["context", field]) for _ in range(3)],
     }
     out: dict = {}
     for name, figures in runs.items():
         out[f"{name}_s"] = statistics.median(seconds for seconds, _ in figures)
         out[f"{name}_rss_mb"] = max(rss for _, rss in figures)
-    del out["cli_stat_floor_rss_mb"]  # a floor of time only
+    for quick in ("cli_stat_floor", "cli_python_floor", "cli_version", "cli_help"):
+        del out[f"{quick}_rss_mb"]  # time only
     out["check_output_ratio"] = out["check_s"] / out["check_json_s"]
     return out
 
@@ -714,6 +730,11 @@ ROWS = [
     ("cli_warm_open_rss_mb", "  its peak RSS (MB)", "{:.0f}", ""),
     ("cli_search_s", "memtui search, whole process (s)", "{:.2f}", "cli_search_s"),
     ("cli_search_rss_mb", "  its peak RSS (MB)", "{:.0f}", ""),
+    ("cli_python_floor_s", "a Python process doing nothing, the floor (s)", "{:.3f}", ""),
+    ("cli_version_s", "memtui --version, whole process (s)", "{:.3f}", "cli_version_s"),
+    ("cli_help_s", "memtui --help, whole process (s)", "{:.3f}", "cli_help_s"),
+    ("cli_context_s", "memtui context, whole process (s)", "{:.2f}", ""),
+    ("cli_context_rss_mb", "  its peak RSS (MB)", "{:.0f}", ""),
     ("peak_rss_mb", "peak RSS (MB)", "{:.0f}", ""),
     ("helper_peak_rss_mb", "  peak RSS of the largest child process (MB)", "{:.0f}", ""),
 ]

@@ -77,3 +77,41 @@ def test_a_folder_named_like_a_command_typo_still_opens_as_a_field(tmp_path: Pat
         assert _unknown_command("chek") is None  # an existing path is a field, not a typo
     finally:
         os.chdir(before)
+
+
+def test_check_rule_counts_that_rule_only_and_an_unknown_rule_is_a_usage_error(sample_field: Path, capsys) -> None:
+    from tests.helpers_field import run_cli, run_cli_json
+
+    code, data, _err = run_cli_json(["check", sample_field], capsys)
+    assert code == 1 and data["summary"]["errors"] > 0  # the field has errors
+    code, data, _err = run_cli_json(["check", sample_field, "--rule", "zero-width"], capsys)
+    assert {f["rule"] for f in data["findings"]} == {"zero-width"}
+    assert data["summary"]["errors"] == 0 and code == 0  # a gate on a warning-only rule passes
+    with pytest.raises(SystemExit) as exited:
+        run_cli(["check", sample_field, "--rule", "zero-widht"], capsys)
+    assert exited.value.code == 2
+    assert "no rule 'zero-widht'" in capsys.readouterr().err
+
+
+def test_search_says_when_limit_cut_the_hits(sample_field: Path, capsys, tmp_path: Path) -> None:
+    from tests.helpers_field import run_cli
+
+    index = ["--index-dir", str(tmp_path / "ix")]
+    code, out, _err = run_cli(["search", sample_field, "decision", "--limit", "2", *index], capsys)
+    assert code == 0 and "only the first 2 are shown" in out
+    code, out, err = run_cli(["search", sample_field, "decision", "--limit", "2", "--json", *index], capsys)
+    assert len(json.loads(out)) == 2 and "only the first 2 are shown" in err
+    code, out, _err = run_cli(["search", sample_field, "decision", "--limit", "500", *index], capsys)
+    assert "only the first" not in out
+
+
+def test_export_never_replaces_a_file_unasked(sample_field: Path, tmp_path: Path, capsys) -> None:
+    from tests.helpers_field import run_cli
+
+    out = tmp_path / "f.memoryfield.zip"
+    out.write_bytes(b"my own file")
+    code, _out, err = run_cli(["export", sample_field, out], capsys)  # no terminal here, no --yes
+    assert code != 0 and "nothing was changed" in " ".join(err.split())
+    assert out.read_bytes() == b"my own file"
+    code, _out, _err = run_cli(["export", sample_field, out, "--yes"], capsys)
+    assert code == 0 and out.read_bytes()[:2] == b"PK"

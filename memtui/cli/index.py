@@ -236,8 +236,11 @@ def run_search(args: argparse.Namespace) -> int:
     with _service(args) as svc:
         _open(svc)
         started = time.perf_counter()
-        hits = svc.search(query, limit=args.limit)
+        hits = svc.search(query, limit=args.limit + 1)  # one more: whether --limit cut the list
         elapsed = time.perf_counter() - started
+    if len(hits) > args.limit:
+        del hits[args.limit :]
+        hits.notes.insert(0, f"more pages match: only the first {args.limit} are shown (--limit N shows more)")
     if args.json:
         print_json([hit.to_json() for hit in hits])
         for note in hits.notes:
