@@ -29,6 +29,7 @@ from memtui.tui import safe, theming, unsaved
 from memtui.tui.commands import ActionsProvider, HistoryProvider, PagesProvider, ScreenActionsProvider
 from memtui.tui.context import AppEvent, Context, ThemeChanged
 from memtui.tui.messages import Invoke, Landing, OpenClaims, OpenEditor, OpenHistory, OpenPage, OpenProvenance
+from memtui.tui.modes import MODES
 from memtui.tui.screens.browse import BrowseScreen
 from memtui.tui.settings import Settings
 
@@ -41,22 +42,18 @@ class MemtuiApp(App[int]):
     COMMANDS = App.COMMANDS | {ScreenActionsProvider, PagesProvider, ActionsProvider, HistoryProvider}
     ENABLE_COMMAND_PALETTE = True
     # Screens other than browse are imported when first opened (start-up time).
-    SCREENS_OF_MODES = {
-        "search": ("search", "SearchScreen"),
-        "overview": ("overview", "OverviewScreen"),
-        "quarantine": ("quarantine", "QuarantineScreen"),
-        "proposals": ("proposals", "ProposalsScreen"),
-        "context": ("context", "ContextScreen"),
-    }
+    SCREENS_OF_MODES = {"search": ("search", "SearchScreen"), **{m.name: (m.module, m.screen) for m in MODES}}
 
     BINDINGS = [
-        Binding("1", "switch_mode('browse')", "Browse", tooltip="The pages, by folder or as a list"),
-        Binding("/,2", "open_search", "Search", tooltip="Full-text search with filters"),
-        Binding("3", "switch_mode('overview')", "Overview"),
-        Binding("4", "switch_mode('quarantine')", "Quarantine"),
-        Binding("5", "switch_mode('proposals')", "Proposals"),
-        Binding("6", "open_claims", "Claims", tooltip="Every tagged line: whose idea is this fact?"),
-        Binding("7", "switch_mode('context')", "Context", tooltip="What each agent loads at the start of a session"),
+        *sorted(
+            [
+                Binding("1", "switch_mode('browse')", "Browse", tooltip="The pages, by folder or as a list"),
+                Binding("/,2", "open_search", "Search", tooltip="Full-text search with filters"),
+                Binding("6", "open_claims", "Claims", tooltip="Every tagged line: whose idea is this fact?"),
+                *(Binding(m.key, f"switch_mode('{m.name}')", m.title, tooltip=m.tooltip) for m in MODES),
+            ],
+            key=lambda binding: binding.key.rsplit(",", 1)[-1],  # by number key
+        ),
         Binding("question_mark,f1", "help", "Help", key_display="?"),
         Binding("ctrl+q", "quit", "Quit", priority=True),
     ]

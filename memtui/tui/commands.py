@@ -28,6 +28,7 @@ from textual.command import DiscoveryHit, Hit, Hits, Provider
 from memtui.session.session import Session
 from memtui.textsafety import one_line
 from memtui.tui.messages import OpenHistory, OpenPage
+from memtui.tui.modes import MODES
 
 MAX_PAGE_HITS = 40
 
@@ -79,18 +80,11 @@ class PagesProvider(Provider):
 ACTIONS: list[tuple[str, str, str]] = [
     ("Browse pages", "the pages as a list or a folder tree", "switch_mode('browse')"),
     ("Search", "full-text search with kind:, subject:, tag:, status: filters", "open_search"),
-    ("Overview", "counts, findings, tags, index and watcher state", "switch_mode('overview')"),
-    ("Quarantine queue", "review notes from tainted sessions", "switch_mode('quarantine')"),
-    ("Proposals queue", "review maintenance (dream) proposals", "switch_mode('proposals')"),
+    *((m.palette, m.palette_help, f"switch_mode('{m.name}')") for m in MODES),  # the numbered screens
     ("Claims", "every tagged line, with its citation, status and promotion", "open_claims"),
     ("Claims: agent ideas on decisions", "[suggested] and [inferred] claims on decision pages", "open_claims('ideas')"),
     ("Claims: uncited [stated]", "current claims said to be the user's that cite nothing", "open_claims('uncited')"),
     ("Claims: promoted", "claims whose tag rose from a weaker one", "open_claims('promoted')"),
-    (
-        "What agents load",
-        "each agent's files at the start of a session, with caps and findings",
-        "switch_mode('context')",
-    ),
     ("Open MEMORY.md", "the routing index", "open_named('MEMORY.md')"),
     ("Open IDENTITY.md", "the always-loaded identity layer", "open_named('IDENTITY.md')"),
     ("Rebuild search index", "delete and rebuild the index cache in the background", "rebuild_index"),

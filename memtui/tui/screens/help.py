@@ -50,27 +50,28 @@ def _binding_rows(bindings) -> list[tuple[str, str]]:
 
 
 def screen_sections() -> list[tuple[str, type[Screen[Any]]]]:
+    """Every screen's keys, by screen: the fixed ones, and each numbered mode (``tui.modes``)."""
+    import importlib
+
+    from memtui.tui.modes import MODES
     from memtui.tui.screens.browse import BrowseScreen
     from memtui.tui.screens.claims import ClaimsScreen
-    from memtui.tui.screens.context import ContextScreen
     from memtui.tui.screens.editor import EditorScreen
     from memtui.tui.screens.history import HistoryScreen
-    from memtui.tui.screens.overview import OverviewScreen
     from memtui.tui.screens.page import PageScreen
-    from memtui.tui.screens.proposals import ProposalsScreen
-    from memtui.tui.screens.quarantine import QuarantineScreen
     from memtui.tui.screens.search import SearchScreen
 
+    modes = [
+        (mode.title, getattr(importlib.import_module(f"memtui.tui.screens.{mode.module}"), mode.screen))
+        for mode in MODES
+    ]
     return [
         ("Browse", BrowseScreen),
         ("Page", PageScreen),
         ("History", HistoryScreen),
         ("Search", SearchScreen),
-        ("Overview", OverviewScreen),
-        ("Quarantine", QuarantineScreen),
-        ("Proposals", ProposalsScreen),
+        *modes,
         ("Claims", ClaimsScreen),
-        ("Context", ContextScreen),
         ("Editor", EditorScreen),
     ]
 
