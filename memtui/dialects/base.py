@@ -54,6 +54,13 @@ class Skipped:
     def to_json(self) -> dict[str, str]:
         return {"path": self.path, "what": self.what, "command": self.command}
 
+    def words(self) -> str:
+        """What was not read and how to read it, as every surface says it after "not read: "
+        (``command`` empty: files no command opens; ``what`` says what to do)."""
+        if not self.command:
+            return self.what
+        return f"{self.path}/ ({self.what}); open it with: {self.command}"
+
 
 class DetectContext:
     """What detection may look at: the field root, its scan, and small reads of files."""

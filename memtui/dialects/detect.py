@@ -56,6 +56,13 @@ BY_NAME = {dialect.name: dialect for dialect in DIALECTS}
 MEMTUI = BY_NAME["memtui"]
 MARKDOWN = BY_NAME["markdown"]
 COUNT_LIMIT = 5000  # entries looked at per skipped folder when counting its Markdown files
+COUNT_FOLDERS = 20  # skipped folders of one kind counted (the rest: "+")
+# What a folder skipped anywhere in the field is (``locations.SKIPPED_DIRS``).
+SKIPPED_KINDS = {
+    "node_modules": "dependency folder (JavaScript packages)",
+    ".obsidian": "Obsidian's settings",
+    ".trash": "Obsidian's trash",
+}
 # Hidden folders that agents and editors keep instructions or memory in.
 AGENT_FOLDERS = {
     ".cursor",
@@ -221,7 +228,11 @@ def _skipped(root: Path, scanned: ScanResult, scope: Scope) -> list[Skipped]:
                 label = next(filter(None, (d.skipped_label(rel) for d in DIALECTS)), None)
                 what = f"{label} with {files}" if label else f"{files}, no memory format recognised in it"
                 out.append(Skipped(rel, what, f"memtui {_quoted(root / rel)}"))
+    grouped: dict[str, list[str]] = {}  # node_modules in forty packages is one line, not forty
     for name in scanned.skipped_dirs:
+        if "/" in name or not name.startswith("."):
+            grouped.setdefault(name.rsplit("/", 1)[-1], []).append(name)
+            continue
         count, more = _count_pages(root / name)
         if not count and name not in AGENT_FOLDERS:
             what = "hidden folder, no Markdown files"
@@ -229,6 +240,27 @@ def _skipped(root: Path, scanned: ScanResult, scope: Scope) -> list[Skipped]:
             files = f"{count}{'+' if more else ''} Markdown file{'s' if count != 1 or more else ''}"
             what = ("agent folder" if name in AGENT_FOLDERS else "hidden folder") + f" with {files}"
         out.append(Skipped(name, what, f"memtui {_quoted(root / name)}"))
+    for base, places in sorted(grouped.items()):
+        count, more = 0, False
+        for place in places[:COUNT_FOLDERS]:
+            found, cut = _count_pages(root / place)
+            count, more = count + found, more or cut
+        more = more or len(places) > COUNT_FOLDERS
+        files = f"{count}{'+' if more else ''} Markdown file{'s' if count != 1 or more else ''}"
+        kind = SKIPPED_KINDS.get(base, "folder memtui skips")
+        where = f"{len(places)} {base} folders, the first" if len(places) > 1 else kind
+        out.append(Skipped(places[0], f"{where}: {kind} with {files} in all", f"memtui {_quoted(root / places[0])}"))
+    unread, examples = scanned.unread_markdown
+    if unread:
+        shown = ", ".join(examples) + (" ..." if unread > len(examples) else "")
+        out.append(
+            Skipped(
+                examples[0],
+                f"{unread} Markdown-like file{'s' if unread != 1 else ''} that {'are' if unread != 1 else 'is'} "
+                f"not a *.md page ({shown}): memtui reads *.md only; copy one to a .md name to review it",
+                "",  # no command opens them
+            )
+        )
     return out
 
 

@@ -76,7 +76,7 @@ class FieldReport:
         if self.scope:
             out.append("hidden paths read too: " + ", ".join(self.scope))
         for skipped in self.skipped:
-            out.append(f"not read: {skipped.path}/ ({skipped.what}); open it with: {skipped.command}")
+            out.append(f"not read: {skipped.words()}")
         if self.settings.summary:
             out.append(self.settings.summary + ": " + "; ".join(self.settings.describe()))
         return out

@@ -153,8 +153,11 @@ class ScanResult:
     entries: list[ScanEntry]
     problems: list[ScanProblem]
     files: set[str]  # every other regular file (attachments an embed may show), relative paths
-    skipped_dirs: list[str]  # hidden top-level folders not read (memtui's own and .git aside)
+    skipped_dirs: list[str]  # folders not read: hidden ones at the top, dependency folders anywhere
     folders: dict[str, list[str]]  # folder ("" the root) -> the names of its pages, sorted
+    # Markdown-like files that are not ``*.md`` pages (``.markdown``, ``.mdx``, ``README.MD``):
+    # how many, and the first few, so that a scan never leaves them out without a word.
+    unread_markdown: tuple[int, tuple[str, ...]] = (0, ())
 
 
 def scan(root: Path, scope: Scope = PLAIN_SCOPE) -> tuple[list[ScanEntry], list[ScanProblem]]:
@@ -164,6 +167,8 @@ def scan(root: Path, scope: Scope = PLAIN_SCOPE) -> tuple[list[ScanEntry], list[
 
 
 _QUIET_HIDDEN = frozenset({".git", locations.STATE_DIR_NAME, locations.DREAM_DIR_NAME})
+# Extensions of Markdown that are not pages here (a page is ``*.md``; ``.MD`` is counted too).
+MARKDOWN_LIKE = frozenset({"md", "markdown", "mdx", "mdown", "mkd", "mkdn", "mdc"})
 
 
 def scan_field(root: Path, scope: Scope = PLAIN_SCOPE) -> ScanResult:
@@ -178,6 +183,8 @@ def _scan_field(root: Path, scope: Scope) -> ScanResult:
     files: set[str] = set()
     skipped: list[str] = []
     folders: dict[str, list[str]] = {}
+    unread = 0
+    unread_examples: list[str] = []
     real_root = os.path.realpath(root)
     other_pages = scope.names_pages  # (asked once: the test above runs for every file)
     stack = [("", os.fspath(root), False)]
@@ -208,6 +215,10 @@ def _scan_field(root: Path, scope: Scope) -> ScanResult:
                             others[name] = entry  # a sidecar of a page beside it, or an attachment
                             if not hidden:
                                 files.add(prefix + name)
+                                if name.rpartition(".")[2].lower() in MARKDOWN_LIKE:
+                                    unread += 1
+                                    if len(unread_examples) < 3:
+                                        unread_examples.append(prefix + name)
                         continue
                     rel = prefix + name
                     if entry.is_symlink():
@@ -222,8 +233,8 @@ def _scan_field(root: Path, scope: Scope) -> ScanResult:
                         continue
                     if entry.is_dir(follow_symlinks=False):
                         if name in locations.SKIPPED_DIRS:
-                            if rel_dir == "" and name not in _QUIET_HIDDEN:
-                                skipped.append(name)
+                            if name not in _QUIET_HIDDEN:  # node_modules at any depth is said too
+                                skipped.append(rel)
                             continue
                         if rel_dir == "" and name.startswith("."):
                             if scope.admits_dir(rel):
@@ -262,7 +273,10 @@ def _scan_field(root: Path, scope: Scope) -> ScanResult:
             folders[rel_dir] = names
     entries.sort(key=_entry_path)
     skipped.sort()
-    return ScanResult(entries, problems, files, skipped, dict(sorted(folders.items())))
+    unread_examples.sort()
+    return ScanResult(
+        entries, problems, files, skipped, dict(sorted(folders.items())), (unread, tuple(unread_examples))
+    )
 
 
 _entry_path = operator.attrgetter("path")

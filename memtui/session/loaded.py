@@ -86,10 +86,7 @@ def loaded_context(field: Field, findings: Iterable[Finding] | None = None, *, a
                 "what an agent reads of it depends on instructions memtui cannot see"
             )
     for skipped in reader.detection.skipped:  # what memtui did not read may be loaded too
-        report.unknown.append(
-            f"not read: {skipped.path}/ ({skipped.what}); what an agent loads from it is not shown here. "
-            f"Open it with: {skipped.command}"
-        )
+        report.unknown.append(f"not read: {skipped.words()} (what an agent loads from it is not shown here)")
     if not loading:
         report.unknown.append(NO_AGENT)
     return report

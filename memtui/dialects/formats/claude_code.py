@@ -178,12 +178,11 @@ class ClaudeCode(Dialect):
                 why = "topic files with name/description/type"
             else:
                 continue
-            where = (folder + "/") if folder else "this folder"
-            topics = len(names) - ("MEMORY.md" in names)
+            where = (folder + "/") if folder else "this folder: "
+            others = len(names) - ("MEMORY.md" in names)  # counted, not each read: no claim they are topics
             index = "MEMORY.md + " if "MEMORY.md" in names else ""
-            found.append(
-                Applied(self.name, folder, [f"{where}{index}{topics} topic files ({why})"], {"kind": "auto-memory"})
-            )
+            counted = f"{others} other Markdown file{'s' if others != 1 else ''}"
+            found.append(Applied(self.name, folder, [f"{where}{index}{counted} ({why})"], {"kind": "auto-memory"}))
             memory_roots.append(folder)
         return found
 

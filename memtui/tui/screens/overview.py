@@ -140,8 +140,8 @@ class OverviewScreen(SessionScreen):
         if report.scope:
             text.append(f"hidden paths read: {one_line(', '.join(report.scope), 160)}\n", style="dim")
         for skipped in report.skipped:
-            text.append(f"○ not read: {one_line(skipped.path)}/ ", style=colours.get("warning", ""))
-            text.append(f"({one_line(skipped.what)}) · {one_line(skipped.command)}\n", style="dim")
+            text.append("○ not read: ", style=colours.get("warning", ""))
+            text.append(f"{one_line(skipped.words(), 300)}\n", style="dim")
         if report.settings.summary:
             text.append(f"⚙ {one_line(report.settings.summary)}: ", style=colours.get("warning", ""))
             text.append(one_line("; ".join(report.settings.describe()), 200), style="dim")
