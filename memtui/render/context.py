@@ -39,8 +39,9 @@ def agent_heading(agent: AgentContext, colours: Colours) -> Text:
     return text
 
 
-def file_row(loaded: LoadedFile, colours: Colours, *, path_width: int = PATH_WIDTH) -> Text:
-    """One file: how it loads, its path, size and lines, why, and its review state."""
+def file_row(loaded: LoadedFile, colours: Colours, *, path_width: int = PATH_WIDTH, width: int | None = None) -> Text:
+    """One file: how it loads, its path, size and lines, its review state, then why it loads
+    (cut to fit ``width`` cells, so the row stays one line; the CLI gives it 60)."""
     glyph = LOADED.get(loaded.loaded, LOADED["unknown"])
     text = Text(f"{glyph.glyph} {glyph.word:<13} ", style=colours.get(glyph.colour, ""))
     path = visible(loaded.path)
@@ -49,12 +50,12 @@ def file_row(loaded: LoadedFile, colours: Colours, *, path_width: int = PATH_WID
         text.append(f"{'missing':>21}  ", style=colours.get("warning", ""))
     else:
         text.append(f"{size_text(loaded.bytes):>9} {plural(loaded.lines, 'line'):>11}  ", style="dim")
+    trust = TRUST.get(loaded.trust) if loaded.trust is not None else None
+    if trust is not None:
+        text.append(f"{trust.label()}  ", style=colours.get(trust.colour, ""))
     reason = loaded.how + (f" ({loaded.pattern})" if loaded.pattern else "")
-    text.append(one_line(reason, 60), style="dim")
-    if loaded.trust is not None:
-        trust = TRUST.get(loaded.trust)
-        if trust is not None:
-            text.append(f"  {trust.label()}", style=colours.get(trust.colour, ""))
+    room = 60 if width is None else max(width - text.cell_len, 12)
+    text.append(one_line(reason, room), style="dim")
     return text
 
 

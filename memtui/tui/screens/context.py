@@ -95,7 +95,7 @@ class ContextScreen(SessionScreen):
             shown = shown_files(agent, all_files=self.all_files)
             for loaded in shown:
                 key = f"file:{number}:{loaded.path}"
-                prompt = file_row(loaded, colours)
+                prompt = file_row(loaded, colours, width=listing.size.width - 4)  # one line a file
                 for line in file_details(loaded, colours):
                     prompt.append("\n")
                     prompt.append_text(line)
