@@ -93,9 +93,11 @@ class ContextScreen(SessionScreen):
         for number, agent in enumerate(report.agents):
             options.append(Option(agent_heading(agent, colours), disabled=True, id=f"agent:{number}"))
             shown = shown_files(agent, all_files=self.all_files)
+            path_width = min(max((len(f.path) for f in shown), default=10), 40)
             for loaded in shown:
                 key = f"file:{number}:{loaded.path}"
-                prompt = file_row(loaded, colours, width=listing.size.width - 4)  # one line a file
+                # one line a file: the path column as wide as the agent's paths need, the reason cut to fit
+                prompt = file_row(loaded, colours, path_width=path_width, width=listing.size.width - 4)
                 for line in file_details(loaded, colours):
                     prompt.append("\n")
                     prompt.append_text(line)
