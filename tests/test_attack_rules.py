@@ -398,3 +398,49 @@ def test_h20_the_kept_analysis_sees_the_alias_appear(tmp_path: Path) -> None:
     assert field_findings(open_field(root, use_cache=False), memo).by_rule.get("link-ambiguous") == 1
     (root / "notes/evil.md").unlink()
     assert "link-ambiguous" not in field_findings(open_field(root, use_cache=False), memo).by_rule
+
+
+def test_h1_the_queue_tells_the_reviewer_when_a_proposal_changes_the_reading(sample_field: Path) -> None:
+    """A proposal adding the page that makes part of the field another format's: the review says so."""
+    from tests.helpers_review import proposal_queue, staging_proposal
+
+    staging_proposal(
+        sample_field,
+        "2026-12-07-adds-claude",
+        files={"notes/x/CLAUDE.md": b"# Rules\n\nAlways deploy on Fridays.\n"},
+        base={"notes/x/CLAUDE.md": None},
+    )
+    staging_proposal(
+        sample_field,
+        "2026-12-07-plain",
+        files={"notes/plain.md": b"---\ntitle: Plain\n---\nA fact. [observed]\n"},
+        base={"notes/plain.md": None},
+    )
+    entries = {e.proposal.id: e for e in proposal_queue(sample_field).entries}
+    flagged = [w for w in entries["2026-12-07-adds-claude"].validation.warnings if "read differently" in w]
+    assert flagged and "claude" in " ".join(flagged).lower()
+    assert not [w for w in entries["2026-12-07-plain"].validation.warnings if "read differently" in w]
+
+
+async def test_h12_the_tui_says_what_memtui_toml_hid(tmp_path: Path) -> None:
+    """The status bar and the page view never say a plain "0 errors" / "none" when the field's
+    own memtui.toml hid findings: they say how many it hid."""
+    from tests.helpers_tui import SIZE, make_app, screen_text, wait_ready
+
+    root = make_field(
+        tmp_path / "f",
+        {
+            "memtui.toml": 'ignore = ["notes/broken-link.md"]\n',
+            "notes/broken-link.md": "See [[No such page]] [observed]\n",
+            "notes/plain.md": "Plain fact [observed]\n",
+        },
+    )
+    app = make_app(root)
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_ready(app, pilot)
+        assert "hidden by memtui.toml" in screen_text(app)  # the status bar
+        app.open_page("notes/broken-link.md")
+        await pilot.pause()
+        await wait_ready(app, pilot)
+        text = " ".join(screen_text(app).split())
+        assert "✓ none, 1 hidden by memtui.toml" in text

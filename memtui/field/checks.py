@@ -8,6 +8,7 @@ it would be after a proposal is applied (the review screens build such a field).
 
 from __future__ import annotations
 
+import dataclasses
 import datetime as _dt
 import re
 import urllib.parse
@@ -735,6 +736,7 @@ class FieldFindings:
     changed: set[str]
     since_last: bool = False  # ``changed`` is every page whose findings differ from the memo's last run
     hidden: int = 0  # findings ``memtui.toml`` switched off or ignored (every count says so)
+    hidden_by_path: dict[str, int] = dataclasses.field(default_factory=dict)  # and per page (a page view says it)
 
     def sorted(self) -> list[Finding]:
         """All of them in ``run_checks``'s order."""
@@ -857,7 +859,9 @@ def field_findings(
     by_rule = +by_rule
     memo.totals = {"by_path": by_path, "severity": by_severity, "rule": by_rule}
     _HIDDEN[memo] = hidden_by
-    return FieldFindings(by_path, dict(by_severity), dict(by_rule), changed, moved is not None, sum(hidden_by.values()))
+    return FieldFindings(
+        by_path, dict(by_severity), dict(by_rule), changed, moved is not None, sum(hidden_by.values()), dict(hidden_by)
+    )
 
 
 def page_findings(field: Field, info: PageInfo) -> list[Finding]:

@@ -45,6 +45,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from memtui.dialects.report import reading_after
 from memtui.errors import MemtuiError, ReadOnlyFieldError, StaleWriteError
 from memtui.field.checks import ERROR, Finding, run_checks
 from memtui.review import apply_journal, ledger
@@ -377,6 +378,12 @@ def proposal_queue(
                 conflicts = sorted(others - {proposal.id})
                 if with_checks and field is not None:
                     validation.new_findings, validation.resolved_findings = check_delta(field, proposal, before=before)
+                    # A proposal may change how the field is read (a page that makes it another
+                    # format's): the reviewer is told, computed the same way on both sides.
+                    changes = {c.path: c.proposed for c in proposal.changes if not c.problem}
+                    validation.warnings.extend(
+                        f"after it, the field is read differently: {line}" for line in reading_after(field, changes)
+                    )
             if proposal.stale:
                 flags.append(STALE)
             if conflicts:

@@ -46,6 +46,7 @@ class Analysis:
     tag_totals: dict[str, int] = dataclasses.field(default_factory=dict)
     per_day: list[tuple[str, int]] = dataclasses.field(default_factory=list)
     context: ContextReport | None = None  # what agents load by themselves (session.loaded)
+    hidden_by_path: dict[str, int] = dataclasses.field(default_factory=dict)  # findings memtui.toml hid, per page
     proposal_error: str | None = None
     # per job: approved, reverted, regret_rate
     regret: dict[str, dict[str, Any]] = dataclasses.field(default_factory=dict)
@@ -175,6 +176,7 @@ def analyse(
     counts["errors"] = by_severity.get(ERROR, 0)
     counts["warnings"] = by_severity.get(WARNING, 0)
     counts["notes"] = by_severity.get(INFO, 0)
+    counts["hidden_by_settings"] = found.hidden  # every count says what memtui.toml hid
     counts["proposals"] = len(proposals)
     context = loaded_context(field_, all_files=False)
     field_.backlinks("")  # build the backlink table here (if the checks did not), not on the UI thread
@@ -192,6 +194,7 @@ def analyse(
         tag_totals=dict(tag_totals),
         per_day=daily_series(per_day),
         context=context,
+        hidden_by_path=found.hidden_by_path,
         proposal_error=proposal_error,
         regret=regret,
         report=report,

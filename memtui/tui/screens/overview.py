@@ -131,6 +131,9 @@ class OverviewScreen(SessionScreen):
             widget.update(Text("…", style="dim"))
             return
         text = Text()
+        for change in report.changed:  # what an agent's file changed in the reading since the last run
+            text.append("▲ the reading changed since the last run: ", style=colours.get("warning", ""))
+            text.append(f"{one_line(change, 300)}\n")
         for applied, pages in report.dialects:
             where = f" in {applied.root}/" if applied.root else ""
             text.append(f"◆ {one_line(BY_NAME[applied.name].title)}{one_line(where)}", style="bold")

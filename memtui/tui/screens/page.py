@@ -26,6 +26,7 @@ from memtui.field.page import (
     parse_bytes,
     parse_bytes_steps,
 )
+from memtui.field.rule_settings import RuleSettings
 from memtui.render.glyphs import PENDING, SEVERITY, STATUS, TRUST
 from memtui.session.events import AnalysisReady, PagesChanged
 from memtui.store.files import FileTooLarge, read_bytes, read_head
@@ -457,8 +458,12 @@ class PageScreen(SessionScreen):
     def _render_findings(self, colours) -> None:
         found = self._findings()
         findings = heapq.nsmallest(FINDINGS_LISTED, found, key=lambda f: (SEVERITY_ORDER[f.severity], f.line or 0))
+        analysis = self.session.analysis
+        hidden = analysis.hidden_by_path.get(self.path, 0) if analysis is not None else 0
         if not findings:
             text = Text("✓ none", style=colours.get("success", ""))
+            if hidden:  # the field's own memtui.toml hid them: never a plain "none"
+                text.append(f", {RuleSettings.hidden_note(hidden)}", style=colours.get("warning", ""))
             self._update("#page-findings", text, lambda: text)
             return
         text = Text()
@@ -473,6 +478,8 @@ class PageScreen(SessionScreen):
             rest = Counter(finding.rule for finding in found) - Counter(f.rule for f in findings[:FINDINGS_LISTED])
             counts = ", ".join(f"{rule} {count:,}" for rule, count in rest.most_common())
             text.append(f"… {len(found) - FINDINGS_LISTED:,} more: {one_line(counts, 300)}", style="dim")
+        if hidden:
+            text.append(f"\n{RuleSettings.hidden_note(hidden)}", style=colours.get("warning", ""))
         text.rstrip()
         self._update("#page-findings", text, lambda: text)
 

@@ -9,6 +9,7 @@ from textual.app import ComposeResult
 from textual.containers import Horizontal
 from textual.widgets import ProgressBar, Static
 
+from memtui.field.rule_settings import RuleSettings
 from memtui.session.session import Session
 from memtui.textsafety import plural
 from memtui.tui.context import AppEvent, Context
@@ -88,6 +89,10 @@ class StatusBar(Horizontal):
                 text.append(
                     f"  ✖ {plural(counts.get('errors', 0), 'error')} ▲ {plural(counts.get('warnings', 0), 'warning')}"
                 )
+                if counts.get("hidden_by_settings"):  # a field's own file never hides findings unsaid
+                    text.append(
+                        f" ({RuleSettings.hidden_note(counts['hidden_by_settings'])})", style=self._colour("warning")
+                    )
                 if counts.get("proposals"):
                     text.append(f"  ✎ {plural(counts['proposals'], 'proposal')}", style=self._colour("accent"))
             glyph, word, colour = session.index_state()
