@@ -45,7 +45,7 @@ _KEYWORDS = r"pass(?:word|wd|phrase)|pwd|secret|token|api[_ -]?key|apikey|creden
 _KEYWORD_RE = re.compile(rf"(?<![a-z]){_KEYWORDS}", re.IGNORECASE)
 _PLACEHOLDER_RE = re.compile(
     r"^(?:<.*>|\$\{.*\}|\$[A-Z_]+|\{\{.*\}\}|x+|\*+|\.+|-+|redacted|changeme|placeholder|example|none|null"
-    r"|true|false|required|optional|yes|no)$",
+    r"|true|false|required|optional|yes|no|password|passwd|secret|token)$",  # the key named again
     re.IGNORECASE,
 )
 MAX_LINE_CHARS = 4000  # a longer line is read in overlapping windows of this size

@@ -29,6 +29,7 @@ NOT_FOUND = [
     'API_KEY = os.environ.get("API_KEY")',  # code reading a secret from the environment
     "- [ ] Passwords: Argon2/bcrypt",
     "STRIPE_API_KEY=sk_test_...",
+    "- Email: `admin@medusa.dev` / Password: `password`",  # the key named again, no value
 ]
 
 
