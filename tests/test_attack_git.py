@@ -186,3 +186,31 @@ def test_h19_a_branch_changing_thousands_of_files_is_refused_without_reading_the
     assert not proposal.valid and "changes 1,500 files" in proposal.problems[0]
     assert len(calls) <= 12
     assert not [c for c in calls if c[:2] == ("cat-file", "blob")]
+
+
+def test_h19_more_staging_proposals_than_a_listing_reads_are_capped_reported_and_readable(
+    sample_field: Path, capsys
+) -> None:
+    """The staging carrier as the branches: a job leaving more proposal folders than a listing
+    reads (MAX_STAGED). It says how many more there are, and any one is shown by its id."""
+    import yaml
+
+    from memtui.review.proposal_staging import MAX_STAGED
+    from tests.helpers_field import run_cli, run_cli_json
+
+    folder = sample_field / ".dream" / "proposals"
+    count = MAX_STAGED + 60
+    for number in range(count):
+        target = folder / f"2026-12-07-bulk-{number:04d}"
+        (target / "files" / "notes").mkdir(parents=True)
+        manifest = {"id": target.name, "job": "bulk", "created": "2026-12-07T03:00:00Z", "rationale": "r"}
+        (target / "proposal.yaml").write_text(yaml.safe_dump(manifest))
+        (target / "files" / "notes" / f"bulk-{number}.md").write_text(f"Fact {number}. [observed]\n")
+    code, data, err = run_cli_json(["proposals", "list", sample_field, "--all"], capsys)
+    bulk = [p for p in data["proposals"] if p["id"].startswith("2026-12-07-bulk-")]
+    assert code == 0 and len(bulk) <= MAX_STAGED
+    problems = " ".join(data.get("problems", [])) + err
+    assert "more staging proposals not read" in problems, problems[:400]
+    last = f"2026-12-07-bulk-{count - 1:04d}"
+    code, out, _err = run_cli(["proposals", "show", sample_field, last], capsys)
+    assert code == 0 and last in out

@@ -38,20 +38,29 @@ from memtui.review.proposal_model import (
 )
 from memtui.store import locations
 from memtui.store.files import FileTooLarge, read_bytes
+from memtui.textsafety import one_line
 
 PROPOSALS_DIR = "proposals"
 MANIFEST = "proposal.yaml"
 FILES_DIR = "files"
 MAX_MANIFEST_BYTES = 256 * 1024
 MAX_FILES = 500
+MAX_STAGED = 200  # staging proposals a listing reads; the rest are counted and named, each readable alone
 
 
 def proposals_dir(root: Path) -> Path:
     return Path(root) / locations.DREAM_DIR_NAME / PROPOSALS_DIR
 
 
-def load_staging(root: Path) -> tuple[list[Proposal], list[str]]:
-    """Every staging proposal of the field, plus problems with the folder itself."""
+def load_staging(
+    root: Path, *, also: str | None = None, max_proposals: int = MAX_STAGED
+) -> tuple[list[Proposal], list[str]]:
+    """The staging proposals of the field, at most ``max_proposals`` of them (by name) plus
+    ``also`` (one asked for by id), and problems with the folder itself.
+
+    Why (issue 40, hazard 19, as for branches): a job may leave thousands of folders; a
+    listing reads a bounded number, says how many more there are, and any one can still be
+    shown and decided by its id."""
     root = Path(root)
     dream = root / locations.DREAM_DIR_NAME
     folder = proposals_dir(root)
@@ -66,15 +75,25 @@ def load_staging(root: Path) -> tuple[list[Proposal], list[str]]:
         entries = sorted(os.scandir(folder), key=lambda e: e.name)
     except OSError as exc:
         return [], [f"cannot list .dream/proposals: {exc.strerror or exc}"]
+    rest: list[str] = []
     for entry in entries:
         if entry.name.startswith("."):
             continue
         if entry.is_symlink():
-            problems.append(f".dream/proposals/{entry.name} is a symlink: not read")
+            problems.append(f".dream/proposals/{one_line(entry.name, 80)} is a symlink: not read")
             continue
         if not entry.is_dir(follow_symlinks=False):
             continue
+        if len(proposals) >= max(max_proposals, 0) and entry.name != also:
+            rest.append(entry.name)
+            continue
         proposals.append(load_one(root, entry.name))
+    if rest:
+        named = ", ".join(one_line(name, 60) for name in rest[:3])
+        problems.append(
+            f"{len(rest):,} more staging proposal{'s' if len(rest) != 1 else ''} not read "
+            f"(a listing reads {max_proposals:,}; the first: {named}); read one with: memtui proposals show FIELD ID"
+        )
     return proposals, problems
 
 

@@ -100,7 +100,7 @@ def load_proposals(root: Path, *, also: str | None = None) -> Loaded:
     names one to read whatever its place (the proposal being shown or decided).
     """
     root = Path(root)
-    staged, problems = load_staging(root)
+    staged, problems = load_staging(root, also=also)
     branches, git_problems = load_git(root, also=also)
     proposals = staged + branches
     counts = Counter(p.id for p in proposals)
