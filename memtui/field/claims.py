@@ -11,7 +11,9 @@ provenance) had a weaker tag in an earlier version: an earlier page of its
 supersede chain, a struck line of the same page, the page's previous git
 revision, or in a git field any version of any page in the last ``EVER_COMMITS``
 commits (the weakest tag it ever had: one more commit, an uncommitted edit or a
-move to another page does not hide it). Strength: suggested < inferred < observed < stated.
+move to another page does not hide it). There, a claim is also matched reworded
+(``AlikeIndex``, shared with the review of proposals) with the history's claims gone
+from their pages. Strength: suggested < inferred < observed < stated.
 
 ``page_claims`` reads one page version (cached by content hash: a page is read
 for its claims once); ``field_claims`` puts every page's claims in the field's
@@ -23,11 +25,13 @@ They never raise for a bad page.
 from __future__ import annotations
 
 import contextlib
+import difflib
 import os
 import re
 import threading
 import time
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections import defaultdict
+from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NamedTuple, Protocol, cast
@@ -328,6 +332,89 @@ def _read_claims(field: Field, path: str, info: PageInfo) -> tuple[str | None, l
     return sha256_bytes(data), claims_of_bytes(data, info)
 
 
+# ---------------------------------------------------------------------- alike claims
+
+REWRITE_SIMILARITY = 0.5  # difflib ratio of two claims' words for one to be the other reworded
+MAX_POSTINGS = 400  # a word on more claims than this does not make two claims alike (the, a, of ...)
+MAX_CANDIDATES = 40  # claims compared word by word with each claim looked up
+_CJK = "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uac00-\ud7af"
+_WORDS_RE = re.compile(f"[{_CJK}]|[^\\W{_CJK}]+")
+
+
+def claim_words(key: str) -> list[str]:
+    """The words of a claim's key as the similarity matcher compares them (CJK characters count as words)."""
+    return _WORDS_RE.findall(key)
+
+
+class AlikeIndex:
+    """Claims indexed by word, to find the one most like a claim reworded without comparing all pairs.
+
+    Why one implementation: a proposal's removed and added claims (``review.tag_changes``) and a
+    git field's claims against those its history held (``_git_ever``) must call the same rewording
+    a rewording. Bounded whatever the claims hold: words on more than ``MAX_POSTINGS`` claims are
+    not used, and at most ``MAX_CANDIDATES`` candidates per lookup, the most words in common first,
+    are compared word by word (``compared`` counts those comparisons).
+    """
+
+    def __init__(
+        self, words: Sequence[Sequence[str]], skip: Collection[int] = (), max_postings: int = MAX_POSTINGS
+    ) -> None:
+        self._words = words
+        self._max_postings = max_postings
+        self._postings: dict[str, list[int]] = defaultdict(list)
+        for index, found in enumerate(words):
+            if index not in skip:
+                for word in set(found):
+                    self._postings[word].append(index)
+        self._matcher = difflib.SequenceMatcher(None, autojunk=False)
+        self.compared = 0
+
+    def __len__(self) -> int:
+        return len(self._words)
+
+    def most_alike(
+        self,
+        mine: Sequence[str],
+        taken: Collection[int] = (),
+        prefer: Callable[[int], bool] | None = None,
+        threshold: float = REWRITE_SIMILARITY,
+    ) -> int:
+        """The index of the claim most like ``mine`` (-1: none reaches ``threshold``), not one of
+        ``taken``; on a tie, one ``prefer`` accepts (a claim moved with its tag, not promoted)."""
+        counts: dict[str, int] = {}
+        for word in mine:
+            counts[word] = counts.get(word, 0) + 1
+        shared: dict[int, int] = {}  # candidate -> words in common, at most (a word as often as in mine)
+        get = shared.get
+        postings, most = self._postings, self._max_postings
+        for word, times in counts.items():
+            posting = postings.get(word)
+            if posting is not None and len(posting) <= most:
+                for index in posting:
+                    shared[index] = get(index, 0) + times
+        # A ratio counts at most the words in common, c: it is at most 2c / (len(mine) + c).
+        need = threshold * len(mine) / (2 - threshold)
+        found = [(common, index) for index, common in shared.items() if common >= need and index not in taken]
+        if not found:
+            return -1
+        words = self._words
+        best, best_ratio = -1, threshold
+        matcher = self._matcher
+        matcher.set_seq2(mine)
+        found.sort(key=lambda pair: (-pair[0], pair[1]))  # the most words in common first, then in order
+        for common, index in found[:MAX_CANDIDATES]:
+            if 2 * common / (len(mine) + len(words[index])) < best_ratio:
+                continue  # cannot reach the best ratio so far
+            matcher.set_seq1(words[index])
+            self.compared += 1
+            ratio = matcher.ratio()
+            if ratio > best_ratio or (ratio == best_ratio and best < 0):
+                best, best_ratio = index, ratio
+            elif ratio == best_ratio and prefer is not None and prefer(index) and not prefer(best):
+                best = index
+        return best
+
+
 # ---------------------------------------------------------------------- the field
 
 
@@ -418,6 +505,7 @@ class KeptClaims(dict[str, KeptEntry]):
 
     head: str | None = None
     serial: int | None = None  # the CheckMemo update they follow
+    removed: frozenset[str] = frozenset()  # the git history's claims gone from their pages (``_Ever``)
 
 
 def keep_claims(
@@ -451,7 +539,7 @@ def _field_claims(field: Field, *, git: bool) -> list[Claim]:
     pages = field.pages
     lines: dict[str, list[LineClaim]] = {path: page_claims(field, path) for path in pages}
     previous = _previous_revisions(field, [path for path, claims in lines.items() if claims]) if git else {}
-    ever = _git_ever(field) if git else _NOTHING_EARLIER
+    ever = _git_ever(field) if git else _NO_EVER
     out: list[Claim] = []
     chains = _EarlierVersions(history, pages, lines)
     for path, claims in lines.items():
@@ -493,11 +581,15 @@ def _kept_claims(field: Field, git: bool, per_page: KeptClaims, moved: MovedPage
     pages = field.pages
     history = field.history
     head = _git_head(field) if git else None
-    new_head = head != per_page.head
+    ever = _git_ever(field, head) if head is not None else _NO_EVER
+    # A new HEAD: every page's previous revision, and the tags its claims ever had, may be others.
+    # Claims of the history gone from their pages since the last pass: a page left as it was may
+    # now hold one of them reworded (its page emptied after the claim was written elsewhere).
+    new_head = head != per_page.head or ever.removed != per_page.removed
     if new_head:
-        moved = None  # every page's previous revision, and the tags its claims ever had, may be others
+        moved = None
         per_page.head = head
-    ever = _git_ever(field, head) if head is not None else _NOTHING_EARLIER
+        per_page.removed = ever.removed
     if moved is None:
         for gone in [path for path in per_page if path not in pages]:
             del per_page[gone]
@@ -640,7 +732,7 @@ def each_page_in_context(field: Field, visit: Callable[[list[Claim]], None], *, 
         else {}
     )
     chains = _EarlierVersions(history, pages, _OlderClaims(field))
-    ever = _git_ever(field) if git else _NOTHING_EARLIER
+    ever = _git_ever(field) if git else _NO_EVER
 
     unsound: list[bool] = []
 
@@ -790,11 +882,11 @@ def _page_in_context(
     before: list[LineClaim],
     status: str,
     trust: str,
-    ever: Mapping[str, Earlier] = _NOTHING_EARLIER,
+    ever: _Ever | None = None,
 ) -> list[Claim]:
     """``older``: what this page's claims said on the pages it replaced (``_EarlierVersions``);
     ``before``: its previous git revision's; ``ever``: the weakest tag each claim had in the git
-    history, on any page (``_git_ever``)."""
+    history, on any page, by the same text or reworded (``_git_ever``)."""
     citation_sources = info.citation_sources
     earlier: dict[str, Earlier] = {}
     for claim in claims:
@@ -809,10 +901,13 @@ def _page_in_context(
     if ever:
         for claim in claims:
             had = ever.get(claim.key)
-            if had is not None:
-                known = earlier.get(claim.key)
-                if known is None or STRENGTH[had.tag] < STRENGTH[known.tag]:
-                    earlier[claim.key] = had
+            known = earlier.get(claim.key)
+            if had is not None and (known is None or STRENGTH[had.tag] < STRENGTH[known.tag]):
+                earlier[claim.key] = known = had
+            if not claim.struck and (known is None or STRENGTH[known.tag] >= STRENGTH[claim.tag]):
+                reworded = ever.alike(claim.key, claim.tag)  # moved or rewritten in a commit, reworded
+                if reworded is not None:
+                    earlier[claim.key] = reworded
     out: list[Claim] = []
     append = out.append
     new = tuple.__new__
@@ -890,34 +985,138 @@ def _git_head(field: Field) -> str | None:
         return None
 
 
-# (field root, HEAD commit) -> claim key -> the weakest tag it had in the recent history
-_EVER_MEMO: dict[tuple[str, str], Mapping[str, Earlier]] = {}
 EVER_COMMITS = 200  # commits on HEAD looked at for the tags a claim ever had ...
 EVER_VERSIONS = 2000  # ... and at most this many page versions of them
+EVER_ALIKE = 5000  # claims gone from their page (newest first) a claim is compared with, reworded
+EVER_SIMILARITY = 0.6  # stricter than a proposal's hunks: the history is wider, its claims unrelated more often
+EVER_PLACES = 8  # pages remembered per claim of the history
+# A word on more of those claims than this does not make two claims alike: every claim of a
+# field is looked up (200,000 at 10,000 pages), and counting the claims of its every word was
+# 60 us a claim with 1,500 claims gone.
+EVER_POSTINGS = 50
 
 
-def _git_ever(field: Field, head: str | None = None) -> Mapping[str, Earlier]:
+class _Ever:
+    """What a git field's history says of its claims, against the pages as they are now.
+
+    ``get``: the weakest tag a claim (the same key) had in any version of any page. ``alike``: the
+    weakest tag of the claim most like it, reworded (``AlikeIndex``, ``EVER_SIMILARITY``), among the
+    claims of the history that no page they were on holds now: a claim moved to another page (or
+    rewritten in place) with a stronger tag. Only claims gone from their pages are candidates, so
+    a ``[stated]`` claim is never "promoted" from a ``[suggested]`` one that is still there beside
+    it, sharing words. ``removed``: the gone claims with a tag weaker than ``stated`` (the kept
+    claims of ``keep_claims`` are put in context again when it changes)."""
+
+    __slots__ = ("_index", "_keys", "_position", "_table", "_weakest", "removed")
+
+    def __init__(self, table: Mapping[str, Earlier], gone: list[str]) -> None:
+        self._table = table
+        self._keys = gone
+        self._position = {key: index for index, key in enumerate(gone)}
+        self._index = AlikeIndex([claim_words(key) for key in gone], max_postings=EVER_POSTINGS)
+        self._weakest = min((STRENGTH[table[key].tag] for key in gone), default=STRENGTH["stated"])
+        self.removed = frozenset(key for key in gone if table[key].tag != "stated")
+
+    def __bool__(self) -> bool:
+        return bool(self._table)
+
+    @property
+    def indexed(self) -> int:
+        """How many claims of the history a claim is compared with (at most ``EVER_ALIKE``)."""
+        return len(self._keys)
+
+    @property
+    def compared(self) -> int:
+        """Word-by-word comparisons made so far (at most ``MAX_CANDIDATES`` per lookup)."""
+        return self._index.compared
+
+    def get(self, key: str) -> Earlier | None:
+        return self._table.get(key)
+
+    def alike(self, key: str, tag: str) -> Earlier | None:
+        """The weaker version of a claim tagged ``tag`` that the history holds reworded, if any."""
+        if STRENGTH[tag] <= self._weakest:
+            return None  # (also: nothing gone from its page)
+        mine = claim_words(key)
+        if not mine:
+            return None
+        own = self._position.get(key)
+        keys, table = self._keys, self._table
+        best = self._index.most_alike(
+            mine,
+            () if own is None else (own,),
+            lambda index: table[keys[index]].tag == tag,  # on a tie, the version with its tag: no promotion
+            EVER_SIMILARITY,
+        )
+        if best < 0:
+            return None
+        had = table[keys[best]]
+        return had if STRENGTH[had.tag] < STRENGTH[tag] else None
+
+
+_NO_EVER = _Ever({}, [])
+
+
+class _EverHistory:
+    """The claims of a git field's recent history (one HEAD): the weakest tag of each, and the pages
+    it was on; ``now`` sets them against the pages as they are (remembered while those pages stay)."""
+
+    def __init__(self, table: dict[str, Earlier], places: dict[str, list[str]]) -> None:
+        self._table = table
+        self._places = places
+        self._paths = tuple(sorted({path for paths in places.values() for path in paths}))
+        self._now: tuple[tuple[str, ...], _Ever] | None = None
+
+    def now(self, field: Field) -> _Ever:
+        pages = field.pages
+        versions = tuple(pages[path].sha256 if path in pages else "" for path in self._paths)
+        if self._now is not None and self._now[0] == versions:
+            return self._now[1]
+        held = {
+            path: {claim.key for claim in page_claims(field, path) if not claim.struck}
+            for path, sha in zip(self._paths, versions)
+            if sha
+        }
+        gone: list[str] = []
+        for key, paths in self._places.items():  # newest first
+            if not any(key in held.get(path, ()) for path in paths):
+                gone.append(key)
+                if len(gone) >= EVER_ALIKE:
+                    break
+        ever = _Ever(self._table, gone)
+        self._now = (versions, ever)
+        return ever
+
+
+# (field root, HEAD commit) -> the claims of the recent history
+_EVER_MEMO: dict[tuple[str, str], _EverHistory] = {}
+
+
+def _git_ever(field: Field, head: str | None = None) -> _Ever:
     """For a git field: the weakest tag each claim had in any version of any page (not under
-    ``sessions/``: transcripts are evidence) in the last ``EVER_COMMITS`` commits on HEAD.
+    ``sessions/``: transcripts are evidence) in the last ``EVER_COMMITS`` commits on HEAD, by the
+    same text or reworded (``_Ever``).
 
     Why (issue 40, hazard 10): with the previous revision alone, one more commit after a
     promotion, or an uncommitted edit, forgot it, and a claim moved to another page in a commit
-    was never seen. Remembered per HEAD commit: three git commands when HEAD moves."""
+    was never seen; matched by the same text only, a claim reworded as it moved was not either.
+    Remembered per HEAD commit: three git commands when HEAD moves."""
     if head is None:
         head = _git_head(field)
         if head is None:
-            return _NOTHING_EARLIER
+            return _NO_EVER
     memo_key = (os.fspath(field.root), head)
     found = _EVER_MEMO.get(memo_key)
     if found is not None:
-        return found
+        return found.now(field)
     try:
         blobs = gitrepo.recent_page_blobs(
             field.root, commits=EVER_COMMITS, max_blobs=EVER_VERSIONS, max_bytes=MAX_CLAIM_PAGE_BYTES
         )
     except gitrepo.GitError:
-        return _NOTHING_EARLIER
+        return _NO_EVER
     table: dict[str, Earlier] = {}
+    places: dict[str, list[str]] = {}
     for path, data in blobs:
         if path.startswith("sessions/"):
             continue
@@ -928,10 +1127,14 @@ def _git_ever(field: Field, head: str | None = None) -> Mapping[str, Earlier]:
             CACHE.put(sha, claims)
         for claim in claims:
             _remember(table, claim.key, claim.tag, claim.sources)
+            if claim.key:
+                where = places.setdefault(claim.key, [])
+                if path not in where and len(where) < EVER_PLACES:
+                    where.append(path)
     if len(_EVER_MEMO) > 8:
         _EVER_MEMO.clear()
-    _EVER_MEMO[memo_key] = table
-    return table
+    history = _EVER_MEMO[memo_key] = _EverHistory(table, places)
+    return history.now(field)
 
 
 def _previous_revisions(

@@ -133,7 +133,9 @@ class ScanEntry:
     path: str
     size: int
     mtime_ns: int
-    side: tuple[int, int] | None = None  # size and mtime of ``<stem>.json`` beside the page, if any
+    # ``page.side_stamp`` of ``<stem>.json`` beside the page, if any: size and mtime, and its
+    # change time, inode and device (a same-size sidecar rewrite with the old mtime still differs).
+    side: tuple[int, int, int, int, int] | None = None
     # Change time, inode, device (``page.stat_ident``): what the writer cannot set back, so a
     # same-size rewrite with the old mtime restored is still seen as a change.
     ident: tuple[int, int, int] | None = None
@@ -262,8 +264,7 @@ def _scan_field(root: Path, scope: Scope) -> ScanResult:
             companion = others.get(name[:-3] + ".json") if others else None
             if companion is not None:
                 try:
-                    side_st = companion.stat(follow_symlinks=False)
-                    side = (side_st.st_size, side_st.st_mtime_ns)
+                    side = page_mod.side_stamp(companion.stat(follow_symlinks=False))
                 except OSError:
                     side = None
             entries.append(ScanEntry(prefix + name, st.st_size, st.st_mtime_ns, side, page_mod.stat_ident(st)))
@@ -284,16 +285,26 @@ _entry_path = operator.attrgetter("path")
 
 def _unkeyed(info: PageInfo) -> PageInfo:
     """A racy page's summary as the cache keeps it: without its ident, so it never passes for
-    unchanged (the page is read again at the next load) while the cache still lists it."""
+    unchanged (the page is read again at the next load) while the cache still lists it. Its
+    sidecar stamp loses its ident too (size and mtime only never match a scan's stamp): a
+    sidecar rewritten within the same tick keeps its change time, and re-hashing the page
+    (``Field._rehashed``) says nothing about the sidecar."""
     kept = copy_mod.copy(info)
     kept.ident = None
+    if kept.side is not None and len(kept.side) > 3:
+        kept.side = kept.side[:3]
     return kept
 
 
 def _changed_ns(info: PageInfo) -> int:
     """When the page last changed, as far as the writer cannot hide it: the later of its change
-    time and its mtime (the mtime alone when it was not read from disk)."""
-    return max(info.ident[0], info.mtime_ns) if info.ident is not None else info.mtime_ns
+    time and its mtime (the mtime alone when it was not read from disk), and of its sidecar's
+    (a sidecar rewritten just before the page was read is as racy as the page itself)."""
+    changed = max(info.ident[0], info.mtime_ns) if info.ident is not None else info.mtime_ns
+    side = info.side
+    if side is not None and len(side) == 6 and side[0]:
+        changed = max(changed, side[2], side[3])  # [path, size, mtime_ns, ctime_ns, inode, device]
+    return changed
 
 
 class PageReader(Protocol):
@@ -361,16 +372,19 @@ class PlainReader:
 PLAIN_READER = PlainReader()
 
 
-def side_matches(info: PageInfo, side: tuple[int, int] | None) -> bool:
-    """Does the sidecar a page was read with still have this size and mtime (or still not exist)?"""
+def side_matches(info: PageInfo, side: tuple[int, int, int, int, int] | None) -> bool:
+    """Does the sidecar a page was read with still have this stamp (``page.side_stamp``: size,
+    mtime, change time, inode, device), or still not exist?"""
     return sidecar_unchanged(info.side, side)
 
 
-def sidecar_unchanged(read_with: list[Any] | None, side: tuple[int, int] | None) -> bool:
-    """``side_matches`` for the sidecar a page was read with (``PageInfo.side``)."""
+def sidecar_unchanged(read_with: list[Any] | None, side: tuple[int, int, int, int, int] | None) -> bool:
+    """``side_matches`` for the sidecar a page was read with (``PageInfo.side``). A stamp of size
+    and mtime alone (an older cache, a racy reading) never matches a sidecar that exists: both
+    are the writer's to set back."""
     if read_with is None:
         return True  # the page's format has no sidecar
-    recorded = tuple(read_with[1:3]) if read_with[0] else None
+    recorded = tuple(read_with[1:]) if read_with[0] else None
     return recorded == (tuple(side) if side is not None else None)
 
 

@@ -186,7 +186,9 @@ class PageInfo:
     parsed: bool = True  # False for binary or oversized files
     dialect: str = "memtui"  # the format this page was read as
     norm: NormalPage = field(default_factory=lambda: NO_NORM)  # the dialect's reading (see the class docstring)
-    side: list[Any] | None = None  # [path, size, mtime_ns] of a sidecar file read with the page
+    # [path, *side_stamp] of a sidecar file read with the page (``side_stamp``: size, mtime, and
+    # the sidecar's own change time, inode, device); ["", 0, 0] when one was looked for and absent.
+    side: list[Any] | None = None
     # (ctime_ns, inode, device) of the file when read (``stat_ident``); None for bytes not read from
     # disk. Size and mtime are the writer's to set: a same-size rewrite with the old mtime put back
     # must still read again, so a summary is reused only while this is also unchanged.
@@ -652,3 +654,14 @@ def stat_ident(st: os.stat_result) -> tuple[int, int, int]:
     inode. With these in the key, bytes nobody read are never taken for the ones cached.
     """
     return (st.st_ctime_ns, st.st_ino, st.st_dev)
+
+
+def side_stamp(st: os.stat_result) -> tuple[int, int, int, int, int]:
+    """What a sidecar read with a page is remembered by: size, mtime and ``stat_ident``.
+
+    A sidecar (an aictx ``<page>.json``) decides the page's status, title and trust as much
+    as the page's own bytes do; size and mtime alone are the writer's to set back, so a
+    same-length rewrite (``superseded`` to ``active``) with the old mtime put back must still
+    differ here, by its change time or inode.
+    """
+    return (st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino, st.st_dev)

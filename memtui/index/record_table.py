@@ -9,8 +9,11 @@ only each page's size, mtime, change time, inode, device and sidecar stamp.
 So a generation also keeps a **snapshot** (``memtui-records.json``) of those stamps,
 written when its records are all known and the index does not move under it (after a
 build, after the whole merge beside, when the writer closes): for each page its size,
-mtime, ident (change time, inode, device: what the writer cannot set back) and sidecar stamp, and the references of its ``supersedes``/``superseded_by``. It holds the Whoosh table-of-contents generation it
-describes; a snapshot of another commit is not used (the records are read from the index
+mtime, ident (change time, inode, device: what the writer cannot set back) and sidecar stamp
+(``PageInfo.side``: the sidecar's size and mtime with its own change time, inode and device; a
+stamp of size and mtime alone, from an older snapshot, never matches a scan, so the page is
+read again), and the references of its ``supersedes``/``superseded_by``. It holds the Whoosh
+table-of-contents generation it describes; a snapshot of another commit is not used (the records are read from the index
 as before). It is one of the generation's files, so the signed manifest vouches for it
 like any other.
 

@@ -38,6 +38,7 @@ from memtui.field.page import (
     MAX_PARSE_BYTES,
     PageInfo,
     decode,
+    side_stamp,
     stat_ident,
     too_large_info,
 )
@@ -507,12 +508,14 @@ def large_page_text(abspath: str) -> str | None:
     return text
 
 
-def _side_stat(root: Path, path: str) -> tuple[int, int] | None:
+def _side_stat(root: Path, path: str) -> tuple[int, int, int, int, int] | None:
+    """The stamp of the sidecar beside ``path`` now (``page.side_stamp``, with its change time,
+    inode and device: a same-size rewrite with the old mtime put back still differs)."""
     try:
         st = os.lstat(os.path.join(os.fspath(root), *(path[:-3] + ".json").split("/")))
     except OSError:
         return None
-    return (st.st_size, st.st_mtime_ns)
+    return side_stamp(st)
 
 
 def compute_statuses(

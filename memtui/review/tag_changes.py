@@ -30,18 +30,20 @@ after.
 from __future__ import annotations
 
 import difflib
-import re
-from collections import Counter, defaultdict
-from collections.abc import Sequence
+from collections import defaultdict
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
-from memtui.field.claims import STRENGTH, LineClaim, claims_of_bytes
+from memtui.field.claims import (
+    REWRITE_SIMILARITY,
+    STRENGTH,
+    AlikeIndex,
+    LineClaim,
+    claim_words,
+    claims_of_bytes,
+)
 from memtui.review.diffs import CONTEXT_LINES
-
-REWRITE_SIMILARITY = 0.5  # difflib ratio of the two lines' words for a rewrite
-_CJK = "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uac00-\ud7af"
-_WORDS_RE = re.compile(f"[{_CJK}]|[^\\W{_CJK}]+")
 
 
 @dataclass(frozen=True, slots=True)
@@ -96,7 +98,7 @@ def _hunks(old: list[str], new: list[str]) -> tuple[dict[int, int], dict[int, in
 
 
 def _words(claim: LineClaim) -> list[str]:
-    return _WORDS_RE.findall(claim.key)
+    return claim_words(claim.key)
 
 
 def _rewrites(olds: list[LineClaim], news: list[LineClaim]) -> list[tuple[LineClaim, LineClaim]]:
@@ -226,8 +228,11 @@ def proposal_tag_changes(
 
 
 Item = TypeVar("Item")
-MAX_POSTINGS = 400  # a word on more claims than this does not make two claims alike (the, a, of ...)
-MAX_CANDIDATES = 40  # claims compared word by word with each claim left over
+
+
+def _with_tag(olds: Sequence[tuple[Any, LineClaim]], tag: str) -> Callable[[int], bool]:
+    """Whether a removed claim had ``tag`` (on a tie, the one moved as it was: no promotion)."""
+    return lambda index: olds[index][1].tag == tag
 
 
 def _match_anywhere(
@@ -238,8 +243,7 @@ def _match_anywhere(
     words. Returns the pairs and the added claims left unpaired.
 
     Bounded for a hostile proposal of 10,000 claims: candidates come from an index of the words
-    they share (words on more than ``MAX_POSTINGS`` claims are not indexed), at most
-    ``MAX_CANDIDATES`` of them, the most words in common first, are compared word by word."""
+    they share (``claims.AlikeIndex``, the matcher a git field's history is searched with too)."""
     pairs: list[tuple[tuple[Item, LineClaim], tuple[str, LineClaim]]] = []
     by_key: dict[str, list[int]] = defaultdict(list)
     for index, (_, claim) in enumerate(olds):
@@ -257,31 +261,10 @@ def _match_anywhere(
         pairs.append((olds[pick], item))
     if not rest or len(used) == len(olds):
         return pairs, rest
-    words = [_words(claim) for _, claim in olds]
-    postings: dict[str, list[int]] = defaultdict(list)
-    for index, found in enumerate(words):
-        if index not in used:
-            for word in set(found):
-                postings[word].append(index)
+    alike = AlikeIndex([_words(claim) for _, claim in olds], skip=used)
     left: list[tuple[str, LineClaim]] = []
-    matcher = difflib.SequenceMatcher(None, autojunk=False)
     for item in rest:
-        mine = _words(item[1])
-        shared: Counter[int] = Counter()
-        for word in set(mine):
-            posting = postings.get(word, ())
-            if len(posting) <= MAX_POSTINGS:
-                shared.update(i for i in posting if i not in used)
-        best, best_ratio = -1, REWRITE_SIMILARITY
-        matcher.set_seq2(mine)
-        for index, common in shared.most_common(MAX_CANDIDATES):
-            if 2 * common / (len(mine) + len(words[index])) < best_ratio:
-                continue  # cannot reach the best ratio so far (a ratio counts at most the words in common)
-            matcher.set_seq1(words[index])
-            ratio = matcher.ratio()
-            better = ratio > best_ratio or (ratio == best_ratio and best < 0)
-            if better or (ratio == best_ratio and olds[index][1].tag == item[1].tag != olds[best][1].tag):
-                best, best_ratio = index, ratio
+        best = alike.most_alike(_words(item[1]), used, _with_tag(olds, item[1].tag))
         if best < 0:
             left.append(item)
         else:

@@ -36,7 +36,7 @@ from memtui.dialects.base import (
 )
 from memtui.field.checks import Finding, make_finding
 from memtui.field.field import FieldView
-from memtui.field.page import PageInfo
+from memtui.field.page import PageInfo, side_stamp
 from memtui.store.files import MB, FileTooLarge, LineFile, open_regular, read_bytes, size_text
 
 MAX_EVENTS_BYTES = 64 * MB  # events.jsonl is read a line at a time; a bigger log is not read at all
@@ -100,13 +100,13 @@ class SidecarStore(Dialect):
         try:
             result = read_bytes(side_rel, under=root, max_bytes=MAX_SIDE_FILE_BYTES, kind="a JSON sidecar")
         except FileTooLarge as exc:
-            info.side = [side_rel, exc.stat.st_size, exc.stat.st_mtime_ns]
+            info.side = [side_rel, *side_stamp(exc.stat)]
             norm.sidecar_problem = f"the JSON sidecar is {exc.strerror}"
             return
         except OSError as exc:
             try:
                 seen = os.lstat(os.path.join(root, *side_rel.split("/")))
-                info.side = [side_rel, seen.st_size, seen.st_mtime_ns]
+                info.side = [side_rel, *side_stamp(seen)]
             except OSError:
                 info.side = ["", 0, 0]
             norm.sidecar_problem = f"the JSON sidecar cannot be read: {_why(exc)}"
@@ -116,7 +116,9 @@ class SidecarStore(Dialect):
             norm.sidecar_problem = "no JSON sidecar beside the page"
             return
         data, st = result
-        info.side = [side_rel, st.st_size, st.st_mtime_ns]
+        # Its size, mtime and what the writer cannot set back (change time, inode, device): the
+        # status, title and trust read here are reused only while all of them are unchanged.
+        info.side = [side_rel, *side_stamp(st)]
         try:
             sidecar = json.loads(data.decode("utf-8"))
         except (ValueError, RecursionError):
