@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from memtui.tui.screens.context import ContextScreen
 from memtui.tui.screens.page import PageScreen
 from tests.helpers_field import make_field
@@ -77,3 +79,38 @@ async def test_a_lists_the_files_an_agent_reads_on_demand(tmp_path: Path) -> Non
         await pilot.press("a")
         await pilot.pause()
         assert screen.all_files and "memory/staging.md" in screen_text(app)
+
+
+LAYOUTS = {
+    # builder (module, name) -> the agent title the context screen must show for it
+    ("fixtures_dialects", "claude_project"): "Claude Code",
+    ("fixtures_dialects", "claude_auto_memory"): "Claude Code",
+    ("fixtures_dialects", "openclaw_workspace"): "OpenClaw",
+    ("fixtures_dialects", "serena_project"): "Serena",
+    ("fixtures_rules", "kiro_workspace"): "Kiro",
+    ("fixtures_rules", "cursor_project"): "Cursor",
+    ("fixtures_instructions", "windsurf_project"): "Windsurf",
+    ("fixtures_instructions", "copilot_project"): "Copilot",
+    ("fixtures_instructions", "agents_md_project"): "AGENTS.md",
+    ("fixtures_memory_bank", "cline_project"): "Cline",
+    ("fixtures_memory_bank", "roo_project"): "Roo Code",
+    ("fixtures_dialects", "obsidian_vault"): "no agent is known to load this format",
+}
+
+
+@pytest.mark.parametrize(
+    ("builder", "title"), sorted(LAYOUTS.items()), ids=lambda v: v[1] if isinstance(v, tuple) else ""
+)
+async def test_the_context_screen_on_each_layout(builder: tuple[str, str], title: str, tmp_path: Path) -> None:
+    """Issue 41: the context screen on each layout's fixture names its agent (or says why none)."""
+    import importlib
+
+    module, name = builder
+    root = getattr(importlib.import_module(f"tests.{module}"), name)(tmp_path / name)
+    app = make_app(root)
+    async with app.run_test(size=SIZE) as pilot:
+        screen = await _context_screen(app, pilot)
+        assert screen.report is not None
+        text = " ".join(screen_text(app).split())
+        assert title in text, text[:600]
+        assert "Traceback" not in text
