@@ -115,3 +115,19 @@ def test_export_never_replaces_a_file_unasked(sample_field: Path, tmp_path: Path
     assert out.read_bytes() == b"my own file"
     code, _out, _err = run_cli(["export", sample_field, out, "--yes"], capsys)
     assert code == 0 and out.read_bytes()[:2] == b"PK"
+
+
+def test_a_page_given_as_a_field_is_a_usage_error_naming_its_folder(sample_field: Path, capsys) -> None:
+    from tests.helpers_field import run_cli
+
+    code, _out, err = run_cli([sample_field / "MEMORY.md"], capsys)
+    flat = " ".join(err.split())
+    assert code == 2 and "is one page, not a memory folder" in flat and f"memtui {sample_field}" in flat
+
+
+def test_check_on_a_folder_with_no_pages_says_so_and_how_to_try_memtui(tmp_path: Path, capsys) -> None:
+    from tests.helpers_field import run_cli
+
+    (tmp_path / "empty").mkdir()
+    code, out, _err = run_cli(["check", tmp_path / "empty"], capsys)
+    assert code == 0 and "no pages here" in out and "memtui demo" in out

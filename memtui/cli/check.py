@@ -101,6 +101,8 @@ def run(args: argparse.Namespace) -> int:
         out = console()
         for line in report.lines():
             out.print(cell(line, style="dim"))
+        if not len(field):
+            out.print(Text("no pages here: memtui reads *.md files (see above for what it left out); try memtui demo"))
         if args.all:
             print_every_finding(listed)
         else:

@@ -14,6 +14,7 @@ from rich.text import Text
 from memtui.cli.options import add_field_options, field_options
 from memtui.cli.output import console, error_console
 from memtui.errors import FieldNotFoundError
+from memtui.field.field import Field
 from memtui.resources import sample_field_dir
 
 
@@ -80,8 +81,10 @@ def _launch(path: Path, args: argparse.Namespace) -> int:
 
 def run_open(args: argparse.Namespace) -> int:
     path = Path(args.field)
-    if not path.exists():
-        raise FieldNotFoundError(f"no such folder: {path}", "give the path of a memory folder")
+    if not path.name.endswith(".memoryfield.zip"):
+        Field.check_folder(path)  # a page, a missing path: a usage error with a hint, before the TUI starts
+    elif not path.exists():
+        raise FieldNotFoundError(f"no such file: {path}", "give a memory folder or a .memoryfield.zip file")
     return _launch(path, args)
 
 

@@ -453,6 +453,11 @@ class Field:
         if not path.exists():
             raise FieldNotFoundError(f"no such folder: {path}", "give the path of a memory folder")
         if not path.is_dir():
+            if path.suffix.lower() in (".md", ".mdc", ".markdown"):
+                where = path.parent.as_posix() or "."
+                raise FieldNotFoundError(
+                    f"{path} is one page, not a memory folder", f"open the folder it is in: memtui {where}"
+                )
             raise FieldNotFoundError(f"not a folder: {path}", "give a memory folder or a .memoryfield.zip file")
 
     @classmethod
