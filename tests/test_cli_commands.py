@@ -131,3 +131,20 @@ def test_check_on_a_folder_with_no_pages_says_so_and_how_to_try_memtui(tmp_path:
     (tmp_path / "empty").mkdir()
     code, out, _err = run_cli(["check", tmp_path / "empty"], capsys)
     assert code == 0 and "no pages here" in out and "memtui demo" in out
+
+
+@pytest.mark.parametrize("name", sorted(COMMANDS))
+def test_every_command_help_ends_with_examples_that_parse(name: str, capsys) -> None:
+    """Issue 42 (#15): examples in every --help, and each one is a command line memtui accepts."""
+    import shlex
+
+    parser, _names = build_parser(name)
+    with pytest.raises(SystemExit):
+        parser.parse_args([name, "--help"])
+    out = capsys.readouterr().out
+    assert "examples:\n" in out
+    for line in out.split("examples:\n", 1)[1].splitlines():
+        words = shlex.split(line.split("#", 1)[0].split("|", 1)[0])
+        assert words[0] == "memtui"
+        argv = words[1:] if words[1] in COMMANDS else ["open", *words[1:]]
+        build_parser(argv[0])[0].parse_args(argv)  # parses (exits 2 if not)

@@ -7,7 +7,7 @@ import argparse
 from rich.table import Table
 from rich.text import Text
 
-from memtui.cli.options import add_field_options, open_field
+from memtui.cli.options import add_field_options, examples, open_field
 from memtui.cli.output import cell, console, print_json, print_json_with_list
 from memtui.dialects.report import field_report
 from memtui.field.checks import (
@@ -28,7 +28,15 @@ PER_RULE = 10
 
 
 def register(sub: argparse._SubParsersAction) -> list[str]:
-    parser = sub.add_parser("check", help="report problems in a memory folder")
+    parser = sub.add_parser(
+        "check",
+        help="report problems in a memory folder",
+        **examples(
+            "memtui check sample-field",
+            "memtui check sample-field --rule secret --all",
+            "memtui check sample-field --json | jq .summary",
+        ),
+    )
     parser.add_argument("field", nargs="?", help="memory folder or .memoryfield.zip")
     parser.add_argument("--json", action="store_true", help="print findings (or, with --rules, the rules) as JSON")
     parser.add_argument("--rules", action="store_true", help="list every rule and exit (no FIELD needed)")

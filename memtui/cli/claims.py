@@ -16,7 +16,7 @@ from collections import Counter
 from rich.cells import cell_len
 from rich.text import Text
 
-from memtui.cli.options import add_field_options, open_field
+from memtui.cli.options import add_field_options, examples, open_field
 from memtui.cli.output import console, print_json_list
 from memtui.cli.review_common import TAG_STYLE
 from memtui.field.claims import CURRENT_LINE, TAGS, Claim, field_claims, select
@@ -26,7 +26,15 @@ STATUSES = ("current", "superseded", "unrecorded")
 
 
 def register(sub: argparse._SubParsersAction) -> list[str]:
-    parser = sub.add_parser("claims", help="list the field's claims (lines with a source tag), filtered")
+    parser = sub.add_parser(
+        "claims",
+        help="list the field's claims (lines with a source tag), filtered",
+        **examples(
+            "memtui claims sample-field --promoted",
+            "memtui claims sample-field --tag stated --uncited",
+            "memtui claims sample-field postgres --json",
+        ),
+    )
     parser.add_argument("field", help="memory folder or .memoryfield.zip")
     parser.add_argument("query", nargs="?", default="", help="words the claim's text must all contain")
     parser.add_argument(

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import argparse
 
-from memtui.cli.options import add_field_options, open_field
+from memtui.cli.options import add_field_options, examples, open_field
 from memtui.cli.output import console, print_json
 from memtui.field.checks import ERROR
 from memtui.render.context import context_lines
@@ -21,7 +21,15 @@ from memtui.session.loaded import loaded_context
 
 
 def register(sub: argparse._SubParsersAction) -> list[str]:
-    parser = sub.add_parser("context", help="show what each agent loads from the field at the start of a session")
+    parser = sub.add_parser(
+        "context",
+        help="show what each agent loads from the field at the start of a session",
+        **examples(
+            "memtui context path/to/repo",
+            "memtui context path/to/repo --agent claude-code --all",
+            "memtui context sample-field --json",
+        ),
+    )
     parser.add_argument("field", help="memory folder or .memoryfield.zip")
     parser.add_argument("--agent", metavar="NAME", help="only this agent (claude-code, openclaw, serena, memtui ...)")
     parser.add_argument("--all", action="store_true", help="also the files an agent reads only when it decides to")

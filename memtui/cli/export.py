@@ -8,6 +8,7 @@ from pathlib import Path
 
 from rich.text import Text
 
+from memtui.cli.options import examples
 from memtui.cli.output import console
 from memtui.cli.review_common import confirm, declined
 from memtui.errors import FieldNotFoundError
@@ -15,7 +16,14 @@ from memtui.store.archive import export_field
 
 
 def register(sub: argparse._SubParsersAction) -> list[str]:
-    parser = sub.add_parser("export", help="write a field to a .memoryfield.zip")
+    parser = sub.add_parser(
+        "export",
+        help="write a field to a .memoryfield.zip",
+        **examples(
+            "memtui export sample-field /tmp/sample.memoryfield.zip",
+            "memtui /tmp/sample.memoryfield.zip   # open it read-only",
+        ),
+    )
     parser.add_argument("field", help="memory folder")
     parser.add_argument("out", help="output file, ending in .memoryfield.zip")
     parser.add_argument("--yes", action="store_true", help="replace OUT if it exists, without asking")

@@ -8,7 +8,7 @@ import datetime as _dt
 from rich.table import Table
 from rich.text import Text
 
-from memtui.cli.options import add_field_options, open_field
+from memtui.cli.options import add_field_options, examples, open_field
 from memtui.cli.output import cell, console, print_json
 from memtui.errors import MemtuiError
 from memtui.field.history import CURRENT, SUPERSEDED, describe_event
@@ -25,7 +25,14 @@ def _iso_date(text: str) -> str:
 
 
 def register(sub: argparse._SubParsersAction) -> list[str]:
-    parser = sub.add_parser("history", help="show the supersede history of a page or subject")
+    parser = sub.add_parser(
+        "history",
+        help="show the supersede history of a page or subject",
+        **examples(
+            'memtui history sample-field "public api"',
+            "memtui history sample-field decision/public-api --as-of 2026-05-01",
+        ),
+    )
     parser.add_argument("field", help="memory folder or .memoryfield.zip")
     parser.add_argument("target", help="a page (path, id, title) or a subject (exact, glob or words)")
     parser.add_argument("--json", action="store_true", help="print versions as JSON")

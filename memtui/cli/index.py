@@ -26,7 +26,7 @@ from rich.progress import (
 from rich.table import Table
 from rich.text import Text
 
-from memtui.cli.options import add_field_options, field_options
+from memtui.cli.options import add_field_options, examples, field_options
 from memtui.cli.output import cell, console, error_console, print_json
 from memtui.dialects.open import reader_for
 from memtui.errors import FieldNotFoundError, MemtuiError
@@ -47,7 +47,13 @@ EXIT_RECALL_FAILED = 1
 
 
 def register(sub: argparse._SubParsersAction) -> list[str]:
-    index = sub.add_parser("index", help="build or update the search index of a field")
+    index = sub.add_parser(
+        "index",
+        help="build or update the search index of a field",
+        **examples(
+            "memtui index sample-field", "memtui index sample-field --info", "memtui index sample-field --rebuild"
+        ),
+    )
     index.add_argument("field", help="memory folder or .memoryfield.zip")
     index.add_argument("--rebuild", action="store_true", help="build a fresh index (the old one serves until done)")
     index.add_argument("--force", action="store_true", help="with --rebuild: swap in even if golden.yaml fails")
@@ -56,7 +62,15 @@ def register(sub: argparse._SubParsersAction) -> list[str]:
     add_field_options(index, index=True)
     index.set_defaults(handler=run_index)
 
-    search = sub.add_parser("search", help="search a field's pages")
+    search = sub.add_parser(
+        "search",
+        help="search a field's pages",
+        **examples(
+            "memtui search sample-field 'public API decision'",
+            "memtui search sample-field 'tag:suggested status:current'",
+            "memtui search sample-field postgres --limit 50 --json",
+        ),
+    )
     search.add_argument("field", help="memory folder or .memoryfield.zip")
     search.add_argument("query", nargs="+", help="words and filters (kind: subject: tag: status: origin: path: ...)")
     search.add_argument("--json", action="store_true", help="print hits as JSON")
@@ -64,7 +78,11 @@ def register(sub: argparse._SubParsersAction) -> list[str]:
     add_field_options(search, index=True)
     search.set_defaults(handler=run_search)
 
-    recall = sub.add_parser("recall-test", help="check search against golden questions (golden.yaml)")
+    recall = sub.add_parser(
+        "recall-test",
+        help="check search against golden questions (golden.yaml)",
+        **examples("memtui recall-test sample-field", "memtui recall-test sample-field my-golden.yaml --k 3"),
+    )
     recall.add_argument("field", help="memory folder or .memoryfield.zip")
     recall.add_argument("golden", nargs="?", help="golden file (default: FIELD/golden.yaml)")
     recall.add_argument("--k", type=int, metavar="N", help="look at the top N hits (default: the file's k, else 5)")

@@ -11,7 +11,7 @@ from pathlib import Path
 
 from rich.text import Text
 
-from memtui.cli.options import add_field_options, field_options
+from memtui.cli.options import add_field_options, examples, field_options
 from memtui.cli.output import console, error_console
 from memtui.errors import FieldNotFoundError
 from memtui.field.field import Field
@@ -19,11 +19,19 @@ from memtui.resources import sample_field_dir
 
 
 def register(sub: argparse._SubParsersAction) -> list[str]:
-    parser = sub.add_parser("open", help="open FIELD in the TUI (the default command)")
+    parser = sub.add_parser(
+        "open",
+        help="open FIELD in the TUI (the default command)",
+        **examples("memtui sample-field", "memtui ~/.claude/projects/PROJECT/memory --theme memtui-paper"),
+    )
     parser.add_argument("field", nargs="?", default=".", help="memory folder or .memoryfield.zip (default: .)")
     _tui_options(parser)
     parser.set_defaults(handler=run_open)
-    demo = sub.add_parser("demo", help="open a temporary copy of the bundled sample field")
+    demo = sub.add_parser(
+        "demo",
+        help="open a temporary copy of the bundled sample field",
+        **examples("memtui demo", "memtui demo --keep"),
+    )
     demo.add_argument("--keep", action="store_true", help="keep the copy and print where it is")
     _tui_options(demo)
     demo.set_defaults(handler=run_demo)

@@ -10,11 +10,21 @@ from __future__ import annotations
 
 import argparse
 from pathlib import Path
+from typing import Any
 
 from memtui.dialects.detect import dialect_names
 from memtui.field.field import Field
 from memtui.session.opening import FieldOptions
 from memtui.session.opening import open_field as open_with_options
+
+
+def examples(*lines: str) -> dict[str, Any]:
+    """``add_parser`` keywords that end a command's ``--help`` with examples (on the bundled
+    sample field, which ``memtui demo --keep`` copies anywhere)."""
+    return {
+        "epilog": "examples:\n" + "\n".join(f"  {line}" for line in lines),
+        "formatter_class": argparse.RawDescriptionHelpFormatter,
+    }
 
 
 def add_field_options(parser: argparse.ArgumentParser, *, index: bool = False) -> None:

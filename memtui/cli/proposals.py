@@ -15,7 +15,7 @@ from rich.table import Table
 from rich.text import Text
 
 from memtui.cli.decisions import register_undo
-from memtui.cli.options import open_field
+from memtui.cli.options import examples, open_field
 from memtui.cli.output import cell, console, expand_tables, print_json
 from memtui.cli.review_common import (
     add_common,
@@ -35,7 +35,15 @@ from memtui.textsafety import plural
 
 
 def register(sub: argparse._SubParsersAction) -> list[str]:
-    parser = sub.add_parser("proposals", help="review proposals from maintenance (dream) jobs")
+    parser = sub.add_parser(
+        "proposals",
+        help="review proposals from maintenance (dream) jobs",
+        **examples(
+            "memtui proposals list sample-field",
+            "memtui proposals show sample-field ID",
+            "memtui proposals approve sample-field ID --yes",
+        ),
+    )
     actions = parser.add_subparsers(dest="action", metavar="ACTION", required=True)
 
     listing = actions.add_parser("list", help="pending proposals with state and validation")

@@ -14,7 +14,7 @@ from rich.table import Table
 from rich.text import Text
 
 from memtui.cli.decisions import register_undo
-from memtui.cli.options import open_field
+from memtui.cli.options import examples, open_field
 from memtui.cli.output import cell, console, expand_tables, print_json
 from memtui.cli.review_common import (
     add_common,
@@ -38,7 +38,15 @@ HASH_SHOWN = 12
 
 
 def register(sub: argparse._SubParsersAction) -> list[str]:
-    parser = sub.add_parser("quarantine", help="review quarantined and unreviewed pages")
+    parser = sub.add_parser(
+        "quarantine",
+        help="review quarantined and unreviewed pages",
+        **examples(
+            "memtui quarantine list sample-field",
+            "memtui quarantine show sample-field PAGE",
+            "memtui quarantine reject sample-field PAGE --reason 'vendor page' --yes",
+        ),
+    )
     actions = parser.add_subparsers(dest="action", metavar="ACTION", required=True)
 
     listing = actions.add_parser("list", help="pages waiting for review, grouped by what tainted them")
