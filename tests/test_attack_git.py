@@ -189,17 +189,20 @@ def test_h19_a_branch_changing_thousands_of_files_is_refused_without_reading_the
 
 
 def test_h19_more_staging_proposals_than_a_listing_reads_are_capped_reported_and_readable(
-    sample_field: Path, capsys
+    sample_field: Path, capsys, monkeypatch
 ) -> None:
     """The staging carrier as the branches: a job leaving more proposal folders than a listing
     reads (MAX_STAGED). It says how many more there are, and any one is shown by its id."""
     import yaml
 
-    from memtui.review.proposal_staging import MAX_STAGED
+    from memtui.review import proposal_staging
     from tests.helpers_field import run_cli, run_cli_json
 
+    monkeypatch.setattr(proposal_staging, "MAX_STAGED", 20)  # the cap's logic, at a test's scale
+    MAX_STAGED = proposal_staging.MAX_STAGED
+
     folder = sample_field / ".dream" / "proposals"
-    count = MAX_STAGED + 60
+    count = MAX_STAGED + 15
     for number in range(count):
         target = folder / f"2026-12-07-bulk-{number:04d}"
         (target / "files" / "notes").mkdir(parents=True)

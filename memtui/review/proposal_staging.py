@@ -53,7 +53,7 @@ def proposals_dir(root: Path) -> Path:
 
 
 def load_staging(
-    root: Path, *, also: str | None = None, max_proposals: int = MAX_STAGED
+    root: Path, *, also: str | None = None, max_proposals: int | None = None
 ) -> tuple[list[Proposal], list[str]]:
     """The staging proposals of the field, at most ``max_proposals`` of them (by name) plus
     ``also`` (one asked for by id), and problems with the folder itself.
@@ -76,6 +76,7 @@ def load_staging(
     except OSError as exc:
         return [], [f"cannot list .dream/proposals: {exc.strerror or exc}"]
     rest: list[str] = []
+    cap = MAX_STAGED if max_proposals is None else max_proposals
     for entry in entries:
         if entry.name.startswith("."):
             continue
@@ -84,7 +85,7 @@ def load_staging(
             continue
         if not entry.is_dir(follow_symlinks=False):
             continue
-        if len(proposals) >= max(max_proposals, 0) and entry.name != also:
+        if len(proposals) >= max(cap, 0) and entry.name != also:
             rest.append(entry.name)
             continue
         proposals.append(load_one(root, entry.name))
@@ -92,7 +93,7 @@ def load_staging(
         named = ", ".join(one_line(name, 60) for name in rest[:3])
         problems.append(
             f"{len(rest):,} more staging proposal{'s' if len(rest) != 1 else ''} not read "
-            f"(a listing reads {max_proposals:,}; the first: {named}); read one with: memtui proposals show FIELD ID"
+            f"(a listing reads {cap:,}; the first: {named}); read one with: memtui proposals show FIELD ID"
         )
     return proposals, problems
 
