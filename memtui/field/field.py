@@ -456,7 +456,7 @@ class Field:
             if path.suffix.lower() in (".md", ".mdc", ".markdown"):
                 where = path.parent.as_posix() or "."
                 raise FieldNotFoundError(
-                    f"{path} is one page, not a memory folder", f"open the folder it is in: memtui {where}"
+                    f"not a folder: {path} is one page", f"open the folder it is in: memtui {where}"
                 )
             raise FieldNotFoundError(f"not a folder: {path}", "give a memory folder or a .memoryfield.zip file")
 
