@@ -384,7 +384,7 @@ def measure_storm(ctx: BenchContext) -> dict:
 def measure_trickle(ctx: BenchContext) -> dict:
     """The TUI open and current (watching the field) while an agent makes one change at a time,
     1.5 s apart, alternately a new page and a rewrite of an existing one: write to found by search."""
-    changes = 20 if ctx.changes >= 50 else 4
+    changes = 20 if ctx.changes >= 50 else 4 if ctx.changes > 3 else 2  # a smoke run: one of each kind
     command = [
         sys.executable,
         str(HERE / "tui_launch.py"),
@@ -598,17 +598,20 @@ def measure_commands(ctx: BenchContext) -> dict:
     index = ["--index-dir", str(ctx.work / "index")]
     field = str(ctx.field)
     _run_measured(["check", field])  # the page and claims caches
+    repeats = 3 if ctx.changes > 3 else 1  # medians of three; a smoke run (--changes 3) runs each once
     floor = [sys.executable, "-c", STAT_EVERY_FILE, field]
     runs = {
-        "cli_stat_floor": [_run_watched(floor) for _ in range(3)],
-        "check": [_run_measured(["check", field]) for _ in range(3)],
-        "check_json": [_run_measured(["check", field, "--json"]) for _ in range(3)],
-        "cli_warm_open": [_run_measured(["index", field, *index]) for _ in range(3)],
-        "cli_search": [_run_measured(["search", field, query_words(script=ctx.script)[0], *index]) for _ in range(3)],
-        "cli_python_floor": [_run_quick([sys.executable, "-c", "pass"]) for _ in range(3)],
-        "cli_version": [_run_quick([sys.executable, "-m", "memtui", "--version"]) for _ in range(3)],
-        "cli_help": [_run_quick([sys.executable, "-m", "memtui", "--help"]) for _ in range(3)],
-        "cli_context": [_run_measured(["context", field]) for _ in range(3)],
+        "cli_stat_floor": [_run_watched(floor) for _ in range(repeats)],
+        "check": [_run_measured(["check", field]) for _ in range(repeats)],
+        "check_json": [_run_measured(["check", field, "--json"]) for _ in range(repeats)],
+        "cli_warm_open": [_run_measured(["index", field, *index]) for _ in range(repeats)],
+        "cli_search": [
+            _run_measured(["search", field, query_words(script=ctx.script)[0], *index]) for _ in range(repeats)
+        ],
+        "cli_python_floor": [_run_quick([sys.executable, "-c", "pass"]) for _ in range(repeats)],
+        "cli_version": [_run_quick([sys.executable, "-m", "memtui", "--version"]) for _ in range(repeats)],
+        "cli_help": [_run_quick([sys.executable, "-m", "memtui", "--help"]) for _ in range(repeats)],
+        "cli_context": [_run_measured(["context", field]) for _ in range(repeats)],
     }
     out: dict = {}
     for name, figures in runs.items():

@@ -93,11 +93,13 @@ class ContextScreen(SessionScreen):
         for number, agent in enumerate(report.agents):
             options.append(Option(agent_heading(agent, colours), disabled=True, id=f"agent:{number}"))
             shown = shown_files(agent, all_files=self.all_files)
+            # The list may not be laid out yet (a report that came back fast): the screen's width then.
+            width = (listing.size.width or self.size.width or self.app.size.width) - 4
             path_width = min(max((len(f.path) for f in shown), default=10), 40)
             for loaded in shown:
                 key = f"file:{number}:{loaded.path}"
                 # one line a file: the path column as wide as the agent's paths need, the reason cut to fit
-                prompt = file_row(loaded, colours, path_width=path_width, width=listing.size.width - 4)
+                prompt = file_row(loaded, colours, path_width=path_width, width=width)
                 for line in file_details(loaded, colours):
                     prompt.append("\n")
                     prompt.append_text(line)
@@ -123,6 +125,11 @@ class ContextScreen(SessionScreen):
         )
         summary.append("   a: " + ("only what loads by itself" if self.all_files else "every file"), style="dim")
         self.query_one("#context-summary", Static).update(summary)
+
+    def on_resize(self) -> None:
+        """Rows are cut to the list's width: drawn again at the new one."""
+        if self.report is not None:
+            self._show(self.report)
 
     def action_toggle_all(self) -> None:
         self.all_files = not self.all_files
