@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import time
 from pathlib import Path
 
@@ -96,16 +95,26 @@ async def test_a_50000_line_page_opens_at_once_and_reaches_its_end(tmp_path: Pat
         assert len(page.body._strips) < 200
 
 
-async def test_the_start_of_a_long_page_shows_before_the_rest_is_read(tmp_path: Path) -> None:
+async def test_the_start_of_a_long_page_shows_before_the_rest_is_read(tmp_path: Path, monkeypatch) -> None:
+    # What each render showed, recorded as it happens: polling for it raced the background
+    # read under load (the whole page could be read between two polls).
+    shown: list[tuple[bool, int]] = []
+    real = PageScreen.render_page
+
+    def recording(self, *args, **kwargs):  # noqa: ANN001, ANN002, ANN003, ANN202
+        result = real(self, *args, **kwargs)
+        if self.body_rows is not None:
+            shown.append((self.body_rows.complete, len(self.body.rows)))
+        return result
+
+    monkeypatch.setattr(PageScreen, "render_page", recording)
     app = make_app(make_field(tmp_path))
     async with app.run_test(size=SIZE) as pilot:
         await wait_ready(app, pilot)
         app.open_page("notes/long.md")
-        while not isinstance(app.screen, PageScreen) or app.screen.body_rows is None:
-            await asyncio.sleep(0.001)
-        page = app.screen
-        assert not page.body_rows.complete and len(page.body.rows) < LONG // 10  # the first 64 KB
         page = await open_whole(app, pilot, "notes/long.md")
+        complete, rows = shown[0]
+        assert not complete and rows < LONG // 10  # the first render: the first 64 KB
         assert page.body_rows.complete and len(page.body.rows) == LONG - 4
 
 
