@@ -30,7 +30,8 @@ from memtui.render.context import (
 )
 from memtui.session.events import IndexStateChanged
 from memtui.session.loaded import loaded_context
-from memtui.textsafety import one_line, plural
+from memtui.textsafety import plural
+from memtui.tui import safe
 from memtui.tui.context import AppEvent, SessionScreen
 from memtui.tui.widgets.footer import MemtuiFooter
 from memtui.tui.widgets.lists import MarkedOptionList
@@ -141,7 +142,7 @@ class ContextScreen(SessionScreen):
         if loaded is None:
             return
         if not loaded.exists:
-            self.notify(f"{one_line(loaded.path)} is not in the field: the agent would find nothing there")
+            safe.notify(self, f"{loaded.path} is not in the field: the agent would find nothing there")  # markup off
             return
         lines = [f.line for f in loaded.findings if f.line]
         self.open_page(loaded.path, line=min(lines) if lines else loaded.cut_at_line)
